@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "0.1.0-dev"
+
+// progName is how lbd names itself in messages: "pound" when invoked as
+// pound (drop-in mode), "lbd" otherwise.
+func progName(argv0 string) string {
+	base := filepath.Base(argv0)
+	if base == "pound" {
+		return "pound"
+	}
+	return "lbd"
+}
+
+// options are the parsed command line.
+type options struct {
+	prog       string
+	configFile string
+	pidFile    string
+	check      bool
+	verbose    bool
+	stderr     bool
+	foreground bool
+	dump       bool
+	control    string // zproxy -C control socket
+	features   []string
+}
+
+// newApp builds the CLI. Pound's getopt flags are single letters; the
+// glued form -WFEATURE is split before urfave/cli sees it.
+func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.App {
+	o := &options{prog: prog}
+	return &cli.App{
+		Name:                   prog,
+		Usage:                  "HTTP load balancer, a drop-in replacement for Pound and zproxy",
+		Version:                Version,
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		UseShortOptionHandling: true,
+		HideHelpCommand:        true,
+		HideVersion:            true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "f", Usage: "configuration `FILE`", Value: "/etc/lbd/lbd.cfg", Destination: &o.configFile},
+			&cli.StringFlag{Name: "p", Usage: "PID `FILE` (overrides PIDFile)", Destination: &o.pidFile},
+			&cli.BoolFlag{Name: "c", Usage: "check the configuration and exit", Destination: &o.check},
+			&cli.BoolFlag{Name: "v", Usage: "verbose: print startup diagnostics", Destination: &o.verbose},
+			&cli.BoolFlag{Name: "V", Usage: "print the version and exit"},
+			&cli.BoolFlag{Name: "e", Usage: "log to stderr and stay in the foreground", Destination: &o.stderr},
+			&cli.BoolFlag{Name: "F", Usage: "stay in the foreground", Destination: &o.foreground},
+			&cli.StringSliceFlag{Name: "W", Usage: "`FEATURE`: [no-]dns, [no-]include-dir, include-dir=DIR, [no-]warn-deprecated"},
+			&cli.StringFlag{Name: "C", Usage: "zproxy control `SOCKET`", Destination: &o.control},
+			&cli.BoolFlag{Name: "dump-config", Usage: "print the normalised configuration as JSON and exit", Destination: &o.dump},
+		},
+		Action: func(ctx *cli.Context) error {
+			if ctx.Bool("V") {
+				fmt.Fprintf(stdout, "%s (lbd) %s\n", prog, Version)
+				return nil
+			}
+			if ctx.NArg() > 0 {
+				return cli.Exit(fmt.Sprintf("%s: unexpected argument %q", prog, ctx.Args().First()), 1)
+			}
+			o.features = ctx.StringSlice("W")
+			if code := run(o); code != 0 {
+				return cli.Exit("", code)
+			}
+			return nil
+		},
+	}
+}
+
+// splitGlued turns Pound's glued -WFEATURE into -W FEATURE and leaves
+// everything else alone.
+func splitGlued(args []string) []string {
+	out := make([]string, 0, len(args)+2)
+	for _, a := range args {
+		if len(a) > 2 && strings.HasPrefix(a, "-W") && a[2] != '=' {
+			out = append(out, "-W", a[2:])
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func main() {
+	prog := progName(os.Args[0])
+	app := newApp(prog, os.Stdout, os.Stderr, run)
+	if err := app.Run(splitGlued(os.Args)); err != nil {
+		if ec, ok := err.(cli.ExitCoder); ok {
+			if msg := ec.Error(); msg != "" {
+				fmt.Fprintln(os.Stderr, msg)
+			}
+			os.Exit(ec.ExitCode())
+		}
+		fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
+		os.Exit(1)
+	}
+}

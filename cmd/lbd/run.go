@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/syslog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"lbd/config"
+	"lbd/engine"
+)
+
+// Exit statuses, as Pound's: 0 success, 1 any error.
+const (
+	exitOK  = 0
+	exitErr = 1
+)
+
+func run(o *options) int {
+	lopts := loadOptions(o.features)
+	cfg, warns, err := config.Load(o.configFile, lopts)
+	for _, w := range warns {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", o.prog, w.Error())
+	}
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(os.Stderr, "%s: %s\n", o.prog, line)
+		}
+		return exitErr
+	}
+	switch {
+	case o.dump:
+		js, err := cfg.DumpJSON()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			return exitErr
+		}
+		os.Stdout.Write(append(js, '\n'))
+		return exitOK
+	case o.check:
+		if o.verbose {
+			fmt.Fprintf(os.Stdout, "%s: Config file %s is OK\n", o.prog, o.configFile)
+		}
+		return exitOK
+	}
+	if cfg.Daemon && !o.foreground && !o.stderr && os.Getenv(daemonEnv) == "" {
+		return daemonize(o)
+	}
+	return serve(o, cfg)
+}
+
+// loadOptions applies Pound's -W features; unknown ones are ignored, as
+// Pound does.
+func loadOptions(features []string) config.LoadOptions {
+	var lo config.LoadOptions
+	for _, f := range features {
+		switch {
+		case f == "no-dns":
+			lo.NoDNS = true
+		case f == "dns":
+			lo.NoDNS = false
+		case f == "no-include-dir":
+			lo.NoIncludeDir = true
+		case strings.HasPrefix(f, "include-dir="):
+			lo.IncludeDir = strings.TrimPrefix(f, "include-dir=")
+		case f == "warn-deprecated":
+			lo.WarnDeprecated = true
+		case f == "no-warn-deprecated":
+			lo.WarnDeprecated = false
+		}
+	}
+	return lo
+}
+
+// prefixFormatter prints "prog: message", Pound's stderr log form.
+type prefixFormatter struct{ prog string }
+
+func (f prefixFormatter) Format(e *logrus.Entry) ([]byte, error) {
+	return []byte(f.prog + ": " + e.Message + "\n"), nil
+}
+
+// setupLogging sends daemon messages to stderr (-e or LogFacility -) or
+// to syslog with the configured facility; the request log goes to stdout
+// or syslog at info level.
+func setupLogging(o *options, cfg *config.Config) (*logrus.Logger, io.Writer) {
+	log := logrus.New()
+	log.SetFormatter(prefixFormatter{o.prog})
+	log.SetLevel(logrus.InfoLevel)
+	if o.verbose {
+		log.SetLevel(logrus.DebugLevel)
+	}
+	if o.stderr || cfg.LogFacility == "-" {
+		log.SetOutput(os.Stderr)
+		return log, os.Stdout
+	}
+	w, err := syslog.New(syslogFacility(cfg.LogFacility)|syslog.LOG_INFO, o.prog)
+	if err != nil {
+		log.SetOutput(os.Stderr)
+		log.Warnf("syslog unavailable (%v); logging to stderr", err)
+		return log, os.Stdout
+	}
+	log.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	log.SetOutput(w)
+	return log, w
+}
+
+func syslogFacility(name string) syslog.Priority {
+	m := map[string]syslog.Priority{
+		"kern": syslog.LOG_KERN, "user": syslog.LOG_USER, "mail": syslog.LOG_MAIL,
+		"daemon": syslog.LOG_DAEMON, "auth": syslog.LOG_AUTH, "syslog": syslog.LOG_SYSLOG,
+		"lpr": syslog.LOG_LPR, "news": syslog.LOG_NEWS, "uucp": syslog.LOG_UUCP,
+		"cron": syslog.LOG_CRON, "authpriv": syslog.LOG_AUTHPRIV, "ftp": syslog.LOG_FTP,
+		"local0": syslog.LOG_LOCAL0, "local1": syslog.LOG_LOCAL1, "local2": syslog.LOG_LOCAL2,
+		"local3": syslog.LOG_LOCAL3, "local4": syslog.LOG_LOCAL4, "local5": syslog.LOG_LOCAL5,
+		"local6": syslog.LOG_LOCAL6, "local7": syslog.LOG_LOCAL7,
+	}
+	if p, ok := m[strings.ToLower(name)]; ok {
+		return p
+	}
+	return syslog.LOG_DAEMON
+}
+
+const daemonEnv = "LBD_DAEMONIZED"
+
+// daemonize starts a detached copy of lbd in its own session and exits,
+// as Pound's Daemon 1 does.
+func daemonize(o *options) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+		return exitErr
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Args[0] = os.Args[0]
+	cmd.Env = append(os.Environ(), daemonEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+		return exitErr
+	}
+	return exitOK
+}
+
+// serve runs the engine until a signal ends it: SIGHUP and SIGINT stop
+// gracefully within Grace, SIGTERM and SIGQUIT at once (Pound); SIGUSR1
+// reloads the configuration (zproxy).
+func serve(o *options, cfg *config.Config) int {
+	log, access := setupLogging(o, cfg)
+	prefix := ""
+	if access == os.Stdout {
+		prefix = o.prog + ": "
+	}
+	eng := engine.New(cfg, engine.Options{Log: log, AccessOut: access, Prefix: prefix})
+	log.Info("starting...")
+	if err := eng.Start(); err != nil {
+		log.Errorf("%v", err)
+		return exitErr
+	}
+	ctl, err := startControl(o, cfg, eng, log)
+	if err != nil {
+		log.Errorf("%v", err)
+		eng.Close()
+		return exitErr
+	}
+	pid := pidPath(o, cfg)
+	if pid != "" {
+		if err := os.WriteFile(pid, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o600); err != nil {
+			log.Warnf("can't write PID file %s: %v", pid, err)
+		}
+		defer os.Remove(pid)
+	}
+	defer ctl.Close()
+	return waitSignals(o, eng, log)
+}
+
+func pidPath(o *options, cfg *config.Config) string {
+	p := o.pidFile
+	if p == "" {
+		p = cfg.PIDFile
+	}
+	if p == "-" {
+		return ""
+	}
+	if p != "" && !filepath.IsAbs(p) {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+	}
+	return p
+}
+
+func waitSignals(o *options, eng *engine.Engine, log *logrus.Logger) int {
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1)
+	signal.Ignore(syscall.SIGPIPE)
+	for s := range sig {
+		switch s {
+		case syscall.SIGUSR1:
+			if err := reload(o, eng); err != nil {
+				log.Errorf("reload failed, keeping the running configuration: %v", err)
+			} else {
+				log.Info("configuration reloaded")
+			}
+		case syscall.SIGHUP, syscall.SIGINT:
+			log.Info("shutting down...")
+			grace := time.Duration(eng.Config().Grace)
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			eng.Shutdown(ctx)
+			cancel()
+			return exitOK
+		default:
+			log.Info("shutting down...")
+			eng.Close()
+			return exitOK
+		}
+	}
+	return exitOK
+}
+
+// reload re-reads the configuration file; on error nothing changes.
+func reload(o *options, eng *engine.Engine) error {
+	cfg, _, err := config.Load(o.configFile, loadOptions(o.features))
+	if err != nil {
+		return err
+	}
+	return eng.Reload(cfg)
+}

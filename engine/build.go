@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"net"
+	"strconv"
+	"time"
+
+	"lbd/backend"
+	"lbd/balancer"
+	"lbd/config"
+	"lbd/http1"
+	"lbd/proxy"
+	"lbd/service"
+	"lbd/session"
+)
+
+// sessionCap bounds each service's session table (oldest entries are
+// evicted first), so a flood of new keys cannot exhaust memory.
+const sessionCap = 1 << 20
+
+// graph is one built configuration: the runtime objects the data path
+// reads. A reload builds a new graph, reusing backends and session tables
+// of the previous one by identity, and swaps it in.
+type graph struct {
+	cfg       *config.Config
+	listeners []*proxy.Listener
+	services  [][]*service.Service // per listener: its own services
+	global    []*service.Service
+	backends  map[string]*backend.Backend
+	detach    []func()
+}
+
+// backendKey identifies a backend across reloads: the same service (by
+// position and name) and the same address keep their state and sessions.
+func backendKey(scope string, svcIdx int, svc *config.Service, b *config.Backend) string {
+	return scope + "/" + strconv.Itoa(svcIdx) + ":" + svc.Name + "/" + dialAddress(b) + emergencyTag(b)
+}
+
+func emergencyTag(b *config.Backend) string {
+	if b.Emergency {
+		return "!e"
+	}
+	return ""
+}
+
+func dialAddress(b *config.Backend) string {
+	if b.Unix {
+		return b.Address
+	}
+	return net.JoinHostPort(b.Address, strconv.Itoa(b.Port))
+}
+
+// builder carries what building one graph needs.
+type builder struct {
+	cfg  *config.Config
+	prev *graph
+	next *graph
+}
+
+func build(cfg *config.Config, prev *graph) *graph {
+	b := &builder{cfg: cfg, prev: prev, next: &graph{cfg: cfg, backends: map[string]*backend.Backend{}}}
+	for i, s := range cfg.Services {
+		b.next.global = append(b.next.global, b.service("g", i, s))
+	}
+	for li, l := range cfg.Listeners {
+		var own []*service.Service
+		for si, s := range l.Services {
+			own = append(own, b.service("l"+strconv.Itoa(li), si, s))
+		}
+		b.next.services = append(b.next.services, own)
+		b.next.listeners = append(b.next.listeners, b.listener(l, own))
+	}
+	return b.next
+}
+
+func (b *builder) service(scope string, idx int, s *config.Service) *service.Service {
+	var bes []*backend.Backend
+	add := func(cb *config.Backend) {
+		if cb.Kind != config.BackendRegular {
+			return
+		}
+		key := backendKey(scope, idx, s, cb)
+		be := b.backend(key, cb)
+		bes = append(bes, be)
+	}
+	for _, cb := range s.Backends {
+		add(cb)
+	}
+	for _, cb := range s.Emergency {
+		add(cb)
+	}
+	kind, _ := balancer.ParseKind(firstNonEmpty(s.Balancer, b.cfg.Balancer), s.RoutingPolicy)
+	mode := balancer.PoundMode
+	if b.cfg.Dialect == config.DialectZproxy {
+		mode = balancer.ZproxyMode
+	}
+	algo := balancer.New(kind, bes, balancer.WithMode(mode))
+	b.next.detach = append(b.next.detach, algo.Close)
+	o := service.Options{Backends: bes, Algo: algo}
+	if s.Session != nil && s.Session.Type != config.SessionNone {
+		o.Sessions, o.Extractor = b.sessions(scope, idx, s)
+	}
+	return service.New(s, o)
+}
+
+// sessions returns the service's session table: the previous one when the
+// service's session settings did not change (sessions survive reloads),
+// else a new one.
+func (b *builder) sessions(scope string, idx int, s *config.Service) (*session.Table[*backend.Backend], session.Extractor) {
+	t, _ := session.ParseType(string(s.Session.Type))
+	ex := session.Extractor{Type: t, ID: []byte(s.Session.ID)}
+	if old := b.prev.findService(scope, idx, s.Name); old != nil && old.Sessions != nil &&
+		sameSession(old.Cfg.Session, s.Session) {
+		return old.Sessions, ex
+	}
+	return session.NewTable[*backend.Backend](time.Duration(s.Session.TTL), sessionCap, time.Now), ex
+}
+
+func sameSession(a, b *config.Session) bool {
+	return a != nil && b != nil && *a == *b
+}
+
+func (g *graph) findService(scope string, idx int, name string) *service.Service {
+	if g == nil {
+		return nil
+	}
+	var list []*service.Service
+	if scope == "g" {
+		list = g.global
+	} else if li, err := strconv.Atoi(scope[1:]); err == nil && li < len(g.services) {
+		list = g.services[li]
+	}
+	if idx < len(list) && list[idx].Name == name {
+		return list[idx]
+	}
+	return nil
+}
+
+func (b *builder) backend(key string, cb *config.Backend) *backend.Backend {
+	if b.prev != nil {
+		if old, ok := b.prev.backends[key]; ok && sameBackend(old, cb) {
+			b.next.backends[key] = old
+			return old
+		}
+	}
+	be := backend.New(backendOptions(b.cfg, cb))
+	b.next.backends[key] = be
+	return be
+}
+
+// sameBackend tells whether a backend's settings allow reusing its state.
+func sameBackend(old *backend.Backend, cb *config.Backend) bool {
+	return old.Priority() == cb.Priority && old.Weight() == max(cb.Weight, 1) &&
+		old.ConnLimit() == cb.ConnLimit &&
+		old.TimeOut() == time.Duration(cb.TimeOut) &&
+		old.ConnTO() == time.Duration(cb.ConnTO) &&
+		old.WSTimeOut() == time.Duration(cb.WSTimeOut)
+}
+
+func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
+	o := backend.Options{
+		Address:   dialAddress(cb),
+		Priority:  cb.Priority,
+		Weight:    cb.Weight,
+		ConnLimit: cb.ConnLimit,
+		ConnTO:    time.Duration(cb.ConnTO),
+		TimeOut:   time.Duration(cb.TimeOut),
+		WSTimeOut: time.Duration(cb.WSTimeOut),
+		Disabled:  cb.Disabled,
+		Emergency: cb.Emergency,
+		// zproxy trusts only its health monitor; Pound kills a backend
+		// whose connect fails.
+		NoPassiveDown: cfg.Dialect == config.DialectZproxy,
+	}
+	if cb.Unix {
+		o.Network = "unix"
+	} else {
+		o.Network = "tcp"
+		o.ID = cb.Address + "-" + strconv.Itoa(cb.Port)
+	}
+	if cb.HAPort != nil {
+		host := cb.HAPort.Address
+		if host == "" {
+			host = cb.Address
+		}
+		o.HAPort = net.JoinHostPort(host, strconv.Itoa(cb.HAPort.Port))
+	}
+	return o
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// listener builds the data-path view of a listener.
+func (b *builder) listener(l *config.Listener, own []*service.Service) *proxy.Listener {
+	cfg := b.cfg
+	st := &proxy.Listener{
+		Cfg:       l,
+		Dialect:   cfg.Dialect,
+		Limits:    http1.DefaultLimits,
+		XHTTP:     l.XHTTP,
+		Client:    time.Duration(l.Client),
+		Scheme:    "http",
+		Port:      strconv.Itoa(l.Port),
+		Forwarded: forwarded(cfg, l),
+		MaxTries:  3,
+	}
+	if l.HTTPS {
+		st.Scheme = "https"
+	}
+	if st.Client <= 0 {
+		st.Client = time.Duration(cfg.Timeouts.Client)
+	}
+	if l.MaxURI > 0 {
+		st.Limits.MaxURI = l.MaxURI
+	}
+	if l.LineBuffer > 0 {
+		st.Limits.MaxRequestLine, st.Limits.MaxHeaderLine = l.LineBuffer, l.LineBuffer
+	}
+	st.Router.Services = append(append([]*service.Service{}, own...), b.next.global...)
+	st.Errors = proxy.NewErrorPages(cfg.Dialect, errorBodies(l.ErrorFiles))
+	st.Edits = proxy.NewHeaderEdits(l.Headers)
+	st.SvcEdits = make(map[*service.Service]*proxy.HeaderEdits, len(st.Router.Services))
+	for _, s := range st.Router.Services {
+		st.SvcEdits[s] = proxy.NewHeaderEdits(l.Headers, s.Cfg.Headers)
+	}
+	st.Log = accessLog(cfg, l)
+	return st
+}
+
+// forwarded reports whether X-Forwarded-* headers are added (Pound 4
+// HeaderOption, default "forwarded ssl"; zproxy always adds XFF).
+func forwarded(cfg *config.Config, l *config.Listener) bool {
+	opts := l.HeaderOption
+	if opts == nil {
+		opts = cfg.HeaderOption
+	}
+	if opts == nil {
+		return true
+	}
+	on := false
+	for _, o := range opts {
+		switch o {
+		case "forwarded", "all":
+			on = true
+		case "no-forwarded", "none":
+			on = false
+		}
+	}
+	return on
+}
+
+func errorBodies(local map[int]*config.ErrorPage) map[int][]byte {
+	m := map[int][]byte{}
+	for k, v := range local {
+		m[k] = v.Body
+	}
+	return m
+}

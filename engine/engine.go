@@ -1,0 +1,170 @@
+// Package engine owns lbd's object graph: it builds the runtime listeners,
+// services and backends from a config, binds the sockets, runs the health
+// prober, reloads a new config in place (keeping backend state and
+// sessions by identity), and shuts everything down.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"lbd/backend"
+	"lbd/config"
+	"lbd/proxy"
+)
+
+// Options are the process-level settings the engine needs.
+type Options struct {
+	Log       *logrus.Logger
+	AccessOut io.Writer // request log sink
+	Prefix    string    // request log line prefix ("lbd: " on stderr)
+}
+
+// Engine runs one configuration at a time.
+type Engine struct {
+	opts Options
+
+	mu      sync.Mutex // serialises Start, Reload and control mutations
+	g       *graph
+	servers []*server
+	prober  *backend.Prober
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	started time.Time
+}
+
+// server is one bound listening socket and its proxy server.
+type server struct {
+	key string // bind identity, kept across reloads when unchanged
+	ln  net.Listener
+	srv *proxy.Server
+}
+
+// New builds the runtime graph for cfg; nothing is bound yet.
+func New(cfg *config.Config, opts Options) *Engine {
+	if opts.Log == nil {
+		opts.Log = logrus.StandardLogger()
+	}
+	e := &Engine{opts: opts}
+	e.g = build(cfg, nil)
+	e.setLogs(e.g)
+	return e
+}
+
+// Start binds every listener in config order (SocketFrom senders hand the
+// sockets over one after another), starts serving and the prober.
+func (e *Engine) Start() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	e.started = time.Now()
+	for i, l := range e.g.cfg.Listeners {
+		ln, err := bind(l, e.opts.Log)
+		if err != nil {
+			e.closeAll()
+			return fmt.Errorf("%s: listener %d: %w", l.Pos, i, err)
+		}
+		s := &server{key: bindKey(l), ln: ln, srv: proxy.NewServer(e.g.listeners[i])}
+		e.servers = append(e.servers, s)
+	}
+	for _, s := range e.servers {
+		e.serve(s)
+	}
+	e.prober = backend.NewProber(backend.ProberConfig{
+		Interval: time.Duration(e.g.cfg.Timeouts.Alive),
+		// zproxy's monitor also takes live backends down; Pound only
+		// probes the dead ones (and kills on a failed real connect).
+		CheckAlive: e.g.cfg.Dialect == config.DialectZproxy,
+	})
+	for _, b := range e.g.backends {
+		e.prober.Add(b)
+	}
+	e.prober.Start(ctx)
+	return nil
+}
+
+func (e *Engine) serve(s *server) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, proxy.ErrServerClosed) {
+			e.opts.Log.Errorf("listener %s: %v", s.ln.Addr(), err)
+		}
+	}()
+}
+
+func (e *Engine) closeAll() {
+	for _, s := range e.servers {
+		s.ln.Close()
+	}
+	e.servers = nil
+}
+
+// Shutdown stops accepting and lets requests in flight finish until ctx
+// ends (Pound's Grace), then closes everything.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	e.mu.Lock()
+	servers := e.servers
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.srv.Shutdown(ctx)
+		}()
+	}
+	wg.Wait()
+	e.stop()
+	return ctx.Err()
+}
+
+// Close stops everything at once (SIGTERM).
+func (e *Engine) Close() {
+	e.mu.Lock()
+	servers := e.servers
+	e.mu.Unlock()
+	for _, s := range servers {
+		s.srv.Close()
+	}
+	e.stop()
+}
+
+func (e *Engine) stop() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	if e.prober != nil {
+		e.prober.Stop()
+	}
+	e.wg.Wait()
+	for _, d := range e.g.detach {
+		d()
+	}
+}
+
+// Addrs returns the bound listener addresses in config order.
+func (e *Engine) Addrs() []net.Addr {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []net.Addr
+	for _, s := range e.servers {
+		out = append(out, s.ln.Addr())
+	}
+	return out
+}
+
+// Config returns the configuration in use.
+func (e *Engine) Config() *config.Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.g.cfg
+}

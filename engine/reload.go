@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"lbd/config"
+	"lbd/proxy"
+)
+
+// Reload switches to cfg without dropping traffic: listeners whose socket
+// is unchanged keep it (and their connections), new ones are bound, gone
+// ones drain for Grace; backend state and sessions carry over by identity.
+// If a new socket cannot be bound nothing changes.
+func (e *Engine) Reload(cfg *config.Config) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	g := build(cfg, e.g)
+	e.setLogs(g)
+	old := map[string]*server{}
+	for _, s := range e.servers {
+		old[s.key] = s
+	}
+	next := make([]*server, len(cfg.Listeners))
+	var fresh []*server
+	for i, l := range cfg.Listeners {
+		key := bindKey(l)
+		if s, ok := old[key]; ok {
+			next[i] = s
+			delete(old, key)
+			continue
+		}
+		ln, err := bind(l, e.opts.Log)
+		if err != nil {
+			for _, s := range fresh {
+				s.ln.Close()
+			}
+			for _, d := range g.detach {
+				d()
+			}
+			return err
+		}
+		s := &server{key: key, ln: ln, srv: proxy.NewServer(g.listeners[i])}
+		next[i], fresh = s, append(fresh, s)
+	}
+	for i, s := range next {
+		s.srv.Swap(g.listeners[i])
+	}
+	for _, s := range fresh {
+		e.serve(s)
+	}
+	grace := time.Duration(cfg.Grace)
+	for _, s := range old {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			s.srv.Shutdown(ctx)
+		}()
+	}
+	e.syncProber(g)
+	for _, d := range e.g.detach {
+		d()
+	}
+	e.servers, e.g = next, g
+	return nil
+}
+
+// syncProber makes the prober watch exactly the new graph's backends.
+func (e *Engine) syncProber(g *graph) {
+	if e.prober == nil {
+		return
+	}
+	for k, b := range e.g.backends {
+		if nb, ok := g.backends[k]; !ok || nb != b {
+			e.prober.Remove(b)
+		}
+	}
+	for k, b := range g.backends {
+		if ob, ok := e.g.backends[k]; !ok || ob != b {
+			e.prober.Add(b)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"lbd/http1"
+)
+
+const (
+	// smallBuf is the read buffer every client connection keeps; heads
+	// that do not fit borrow a large buffer for the one request.
+	smallBuf = 8 << 10
+	// largeBuf holds the biggest head allowed (64 KiB) plus slack.
+	largeBuf = 72 << 10
+	// ioBuf is the buffer one exchange borrows for the response and bodies.
+	ioBuf = 32 << 10
+)
+
+var (
+	smallPool = sync.Pool{New: func() any { b := make([]byte, smallBuf); return &b }}
+	largePool = sync.Pool{New: func() any { b := make([]byte, largeBuf); return &b }}
+	ioPool    = sync.Pool{New: func() any { b := make([]byte, ioBuf); return &b }}
+)
+
+// conn is one client connection. Its buffers and request structure are
+// reused for every request on the connection.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	client netip.Addr
+	idle   atomic.Bool
+
+	buf  *[]byte // read buffer: unread bytes are (*buf)[r:w]
+	r, w int
+	big  bool // buf is a large pooled buffer
+
+	req   http1.Request
+	resp  http1.Response
+	chunk http1.ChunkScanner
+	out   []byte // outgoing head under construction
+	ex    exchange
+	key   [64]byte // scratch for session keys built from the address
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{srv: s, nc: nc, buf: smallPool.Get().(*[]byte)}
+	if ap, err := netip.ParseAddrPort(nc.RemoteAddr().String()); err == nil {
+		c.client = ap.Addr().Unmap()
+	}
+	c.req.Headers = make([]http1.Header, 0, 32)
+	c.resp.Headers = make([]http1.Header, 0, 32)
+	c.out = make([]byte, 0, 4096)
+	return c
+}
+
+func (c *conn) release() {
+	c.nc.Close()
+	c.putBuf()
+	c.srv.track(c, false)
+}
+
+func (c *conn) putBuf() {
+	if c.buf == nil {
+		return
+	}
+	if c.big {
+		largePool.Put(c.buf)
+	} else {
+		smallPool.Put(c.buf)
+	}
+	c.buf = nil
+}
+
+// serve handles requests until the client or the proxy closes.
+func (c *conn) serve() {
+	defer c.release()
+	for {
+		st := c.srv.state.Load()
+		c.idle.Store(c.r == c.w)
+		if c.srv.closing.Load() && c.r == c.w {
+			return
+		}
+		err := c.readHead(st)
+		c.idle.Store(false)
+		if err != nil {
+			c.headError(st, err)
+			return
+		}
+		if !c.handle(st) {
+			return
+		}
+		c.shrink()
+	}
+}
+
+// readHead reads until buf[r:w] starts with a complete request head.
+func (c *conn) readHead(st *Listener) error {
+	for {
+		if c.w > c.r {
+			err := http1.ParseRequestHead((*c.buf)[c.r:c.w], &c.req, &st.Limits)
+			if err != http1.ErrNeedMore {
+				return err
+			}
+		}
+		if err := c.fill(st.Client); err != nil {
+			return err
+		}
+	}
+}
+
+// fill reads more bytes into the buffer, compacting or growing it first.
+func (c *conn) fill(timeout time.Duration) error {
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+	}
+	if c.w == len(*c.buf) {
+		c.makeRoom()
+	}
+	if timeout > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(timeout))
+	}
+	n, err := c.nc.Read((*c.buf)[c.w:])
+	c.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// makeRoom moves unread bytes to the front, or switches to a large buffer
+// when the small one is full of one head.
+func (c *conn) makeRoom() {
+	if c.r > 0 {
+		copy(*c.buf, (*c.buf)[c.r:c.w])
+		c.w -= c.r
+		c.r = 0
+		return
+	}
+	if c.big {
+		return // the head limit check in http1 stops us before overflow
+	}
+	nb := largePool.Get().(*[]byte)
+	copy(*nb, (*c.buf)[:c.w])
+	smallPool.Put(c.buf)
+	c.buf, c.big = nb, true
+}
+
+// shrink goes back to a small buffer after a large head was served.
+func (c *conn) shrink() {
+	if !c.big || c.w-c.r > smallBuf {
+		return
+	}
+	nb := smallPool.Get().(*[]byte)
+	c.w = copy(*nb, (*c.buf)[c.r:c.w])
+	c.r = 0
+	largePool.Put(c.buf)
+	c.buf, c.big = nb, false
+}
+
+// headError answers a request that could not be read. Timeouts and EOF
+// between requests close silently, as Pound does.
+func (c *conn) headError(st *Listener, err error) {
+	var he *http1.Error
+	if errors.As(err, &he) {
+		c.writeError(st, he.Status)
+		c.logGenerated(st, he.Status)
+		return
+	}
+}
+
+// writeError sends a generated error page; the connection closes after it.
+func (c *conn) writeError(st *Listener, status int) {
+	c.nc.SetWriteDeadline(time.Now().Add(st.Client + time.Second))
+	c.nc.Write(st.Errors.Page(c.req.Minor, status))
+}
+
+// head returns the bytes of the current request head.
+func (c *conn) head() []byte {
+	return (*c.buf)[c.r : c.r+c.req.HeadLen]
+}

@@ -1,0 +1,109 @@
+package proxy
+
+import (
+	"strconv"
+
+	"lbd/config"
+)
+
+// statusText holds Pound 4's reason phrases and error texts (src/http.c,
+// http_status[]), plus the few statuses lbd adds (417, 431, 502, 504, 505).
+var statusText = map[int][2]string{
+	200: {"OK", "Success"},
+	400: {"Bad Request", "Your browser (or proxy) sent a request that this server could not understand."},
+	401: {"Unauthorized", "This server could not verify that you are authorized to access the document requested.  Either you supplied the wrong credentials (e.g., bad password), or your browser doesn't understand how to supply the credentials required."},
+	403: {"Forbidden", "You don't have permission to access this resource. It is either read-protected or not readable by the server."},
+	404: {"Not Found", "The requested URL was not found on this server."},
+	405: {"Method Not Allowed", "The request method is not supported for the requested resource."},
+	408: {"Request Timeout", "The server timed out waiting for the request."},
+	413: {"Payload Too Large", "The request content is larger than the proxy server is able to process."},
+	414: {"URI Too Long", "The length of the requested URL exceeds the capacity limit for this server."},
+	417: {"Expectation Failed", "The expectation given in the Expect request header could not be met."},
+	429: {"Too Many Requests", "Originator sent too many requests in a given amount of time."},
+	500: {"Internal Server Error", "The server encountered an internal error and was unable to complete your request."},
+	501: {"Not Implemented", "The server does not support the action requested."},
+	502: {"Bad Gateway", "The proxy server received an invalid response from an upstream server."},
+	503: {"Service Unavailable", "The server is temporarily unable to service your request due to maintenance downtime or capacity problems. Please try again later."},
+	504: {"Gateway Timeout", "The upstream server did not answer in time."},
+	505: {"HTTP Version Not Supported", "The HTTP version used in the request is not supported."},
+}
+
+// Reason returns the reason phrase for status ("Unknown" if lbd has none).
+func Reason(status int) string {
+	if t, ok := statusText[status]; ok {
+		return t[0]
+	}
+	return "Unknown"
+}
+
+// ErrorPages holds the complete generated responses of a listener, built
+// once at load so that answering an error costs one write and no
+// formatting. Index [minor][status].
+type ErrorPages struct {
+	pages [2]map[int][]byte
+}
+
+// NewErrorPages renders every page for the dialect. custom maps a status
+// to a replacement body (Err*/ErrorFile), already read from disk.
+func NewErrorPages(d config.Dialect, custom map[int][]byte) *ErrorPages {
+	e := &ErrorPages{}
+	for minor := 0; minor < 2; minor++ {
+		e.pages[minor] = make(map[int][]byte, len(statusText))
+		for status := range statusText {
+			body, ok := custom[status]
+			if !ok {
+				body = defaultBody(d, status)
+			}
+			e.pages[minor][status] = renderError(d, minor, status, body)
+		}
+	}
+	return e
+}
+
+// Page returns the full response (head and body) for status.
+func (e *ErrorPages) Page(minor, status int) []byte {
+	if minor != 0 {
+		minor = 1
+	}
+	if p, ok := e.pages[minor][status]; ok {
+		return p
+	}
+	return e.pages[minor][500]
+}
+
+func defaultBody(d config.Dialect, status int) []byte {
+	t := statusText[status]
+	code := strconv.Itoa(status)
+	if d == config.DialectZproxy {
+		return []byte("<html>\n<head><title>" + code + " " + t[0] + "</title></head>\n" +
+			"<body bgcolor=\"white\">\n<center><h1>" + code + " " + t[0] + "</h1></center>\n" +
+			"<hr><center>zproxy</center>\n</body>\n</html>\n")
+	}
+	// Pound 4's default_error_page (the C string has no newlines).
+	return []byte("<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\"><html><head><title>" +
+		code + " " + t[0] + "</title></head><body><h1>" + t[0] + "</h1><p>" + t[1] + "</p></body></html>")
+}
+
+// renderError builds the head as Pound 4's bio_err_reply does: status
+// line, Content-Length and Connection: close for HTTP/1.1 clients, then
+// Content-Type and the no-cache headers. zproxy answers HTTP/1.0 with its
+// own header order.
+func renderError(d config.Dialect, minor, status int, body []byte) []byte {
+	code := strconv.Itoa(status)
+	reason := statusText[status][0]
+	var b []byte
+	if d == config.DialectZproxy {
+		b = append(b, "HTTP/1.0 "+code+" "+reason+"\r\n"+
+			"Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n"+
+			"Expires: now\r\nPragma: no-cache\r\nServer: zproxy\r\n"+
+			"Cache-control: no-cache,no-store\r\n\r\n"...)
+		return append(b, body...)
+	}
+	b = append(b, "HTTP/1."+strconv.Itoa(minor)+" "+code+" "+reason+"\r\n"...)
+	if minor == 1 {
+		b = append(b, "Content-Length: "+strconv.Itoa(len(body))+"\r\nConnection: close\r\n"...)
+	}
+	b = append(b, "Content-Type: text/html\r\nExpires: now\r\nPragma: no-cache\r\n"+
+		"Cache-control: no-cache,no-store\r\n\r\n"...)
+	return append(b, body...)
+}

@@ -1,0 +1,149 @@
+package proxy
+
+import (
+	"errors"
+	"net"
+	"os"
+	"time"
+
+	"lbd/backend"
+	"lbd/config"
+	"lbd/http1"
+	"lbd/service"
+)
+
+// Why a request could not be served by a backend; each maps to one status.
+var (
+	errNoBackend   = errors.New("no backend")
+	errBackendIO   = errors.New("backend I/O error")
+	errTimeout     = errors.New("backend timeout")
+	errClientIO    = errors.New("client I/O error")
+	errBadRequest  = errors.New("malformed request body")
+	errBadResponse = errors.New("malformed backend response")
+)
+
+const continue100 = "HTTP/1.1 100 Continue\r\n\r\n"
+
+// forward sends the request to a backend and relays the response. It
+// reports whether the client connection is still in a clean state.
+func (c *conn) forward(st *Listener, svc *service.Service) bool {
+	req := &c.req
+	key := svc.SessionKey(req, c.client, c.key[:0])
+	c.out = c.appendRequestHead(st, svc, c.out[:0])
+	c.r += req.HeadLen
+	whole, err := c.appendBufferedBody()
+	if err != nil {
+		return c.failStatus(st, err)
+	}
+	bc, err := c.send(st, svc, key, whole)
+	if err != nil {
+		return c.failStatus(st, err)
+	}
+	if !whole {
+		if err := c.streamRequestBody(st, bc); err != nil {
+			bc.Close()
+			return c.failStatus(st, err)
+		}
+	}
+	return c.relay(st, bc)
+}
+
+// send offers the request head (and the buffered body) to backends until
+// one takes it. Retrying is safe here: either nothing reached a backend
+// (dial failure), or the write failed on a reused keep-alive connection
+// whose peer had closed it, before any response byte.
+func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole bool) (*backend.Conn, error) {
+	tries := st.MaxTries
+	if tries <= 0 {
+		tries = 3
+	}
+	var last error = errNoBackend
+	for i := 0; i < tries; i++ {
+		b := svc.Pick(key)
+		if b == nil {
+			return nil, last
+		}
+		bc, reused := b.Get()
+		if !reused {
+			var err error
+			if bc, err = b.Dial(time.Now().Add(b.ConnTO())); err != nil {
+				last = errNoBackend
+				continue
+			}
+		}
+		bc.SetWriteDeadline(time.Now().Add(b.TimeOut()))
+		if _, err := bc.Write(c.out); err != nil {
+			bc.Close()
+			last = errBackendIO
+			if reused {
+				i-- // a stale pooled connection is not a backend failure
+			}
+			continue
+		}
+		c.ex.be = b
+		svc.Pin(key, b)
+		if !whole && c.req.Expect100 {
+			c.nc.Write([]byte(continue100))
+		}
+		return bc, nil
+	}
+	return nil, last
+}
+
+// failStatus maps a forwarding error to the answer the client gets.
+func (c *conn) failStatus(st *Listener, err error) bool {
+	switch {
+	case errors.Is(err, errClientIO):
+		c.ex.status = 0
+		return false
+	case errors.Is(err, errBadRequest):
+		return c.fail(st, 400)
+	case errors.Is(err, errTimeout) && st.Dialect == config.DialectZproxy:
+		return c.fail(st, 504)
+	}
+	return c.fail(st, 503)
+}
+
+// isTimeout tells a deadline expiry from other I/O errors.
+func isTimeout(err error) bool {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// appendBufferedBody appends to c.out the request body bytes that already
+// sit in the read buffer, so that a small request goes to the backend in
+// one write. It reports whether the whole body was appended.
+func (c *conn) appendBufferedBody() (bool, error) {
+	req := &c.req
+	avail := (*c.buf)[c.r:c.w]
+	switch {
+	case req.Chunked:
+		c.chunk.Reset()
+		n, done, err := c.chunk.Scan(avail)
+		if err != nil {
+			return false, errBadRequest
+		}
+		c.out = append(c.out, avail[:n]...)
+		c.r += n
+		return done, nil
+	case req.ContentLength > 0:
+		n := int64(len(avail))
+		if n > req.ContentLength {
+			n = req.ContentLength
+		}
+		c.out = append(c.out, avail[:n]...)
+		c.r += int(n)
+		c.ex.bytes = n // request body bytes sent so far (reset before relay)
+		return n == req.ContentLength, nil
+	}
+	return true, nil
+}
+
+// statusClass counts a response for the backend's 2xx..5xx counters.
+func statusClass(status int) int { return status / 100 }
+
+var _ = statusClass(0)
+var _ = http1.ErrNeedMore

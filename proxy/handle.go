@@ -1,0 +1,100 @@
+package proxy
+
+import (
+	"time"
+
+	"lbd/backend"
+	"lbd/config"
+	"lbd/http1"
+	"lbd/service"
+)
+
+// exchange is the per-request state that outlives one function: reset at
+// the start of every request, never reallocated.
+type exchange struct {
+	start   time.Time
+	svc     *service.Service
+	be      *backend.Backend
+	status  int
+	bytes   int64 // response body bytes sent to the client
+	gen     bool  // the proxy generated the response
+	closeCl bool  // close the client connection after this exchange
+}
+
+// handle serves the request whose head is at buf[r:]. It reports whether
+// the connection may carry another request.
+func (c *conn) handle(st *Listener) bool {
+	c.ex = exchange{start: time.Now()}
+	req := &c.req
+	if !c.srv.Enabled() {
+		return c.fail(st, 503)
+	}
+	if status := checkRequest(st, req); status != 0 {
+		return c.fail(st, status)
+	}
+	svc := st.Router.Route(req, c.head())
+	if svc == nil {
+		return c.fail(st, 503)
+	}
+	c.ex.svc = svc
+	if svc.Special != nil {
+		return c.special(st, svc)
+	}
+	ok := c.forward(st, svc)
+	c.logRequest(st)
+	return ok && !c.ex.closeCl && req.KeepAlive && !c.srv.closing.Load()
+}
+
+// checkRequest applies the listener's request rules (xHTTP, CheckURL,
+// MaxRequest) and returns the status to refuse with, or 0.
+func checkRequest(st *Listener, req *http1.Request) int {
+	m, ok := http1.LookupMethod(req.Method)
+	if !ok {
+		return 400
+	}
+	if !http1.MethodAllowed(st.XHTTP, m) {
+		if st.Dialect == config.DialectPound {
+			return 405
+		}
+		return 405
+	}
+	cfg := st.Cfg
+	if cfg == nil {
+		return 0
+	}
+	if cfg.CheckURL != nil && !matchPattern(cfg.CheckURL, req.Target) {
+		return 501
+	}
+	if cfg.MaxRequest > 0 && req.ContentLength > cfg.MaxRequest {
+		return 413
+	}
+	return 0
+}
+
+func matchPattern(p *config.Pattern, s []byte) bool {
+	if p.Re != nil {
+		return p.Re.Match(s)
+	}
+	return string(s) == p.Text
+}
+
+// fail answers a generated error and closes the connection: after an error
+// the request body was not read, so framing is in doubt.
+func (c *conn) fail(st *Listener, status int) bool {
+	c.writeError(st, status)
+	c.ex.status, c.ex.gen = status, true
+	c.logRequest(st)
+	return false
+}
+
+// special serves the Pound 4 special backends: Redirect and Error.
+func (c *conn) special(st *Listener, svc *service.Service) bool {
+	b := svc.Special
+	switch b.Kind {
+	case config.BackendRedirect:
+		return c.redirect(st, b.Redirect)
+	case config.BackendError:
+		return c.fail(st, b.Status)
+	}
+	return c.fail(st, 503)
+}

@@ -1,0 +1,199 @@
+package proxy
+
+import (
+	"time"
+
+	"lbd/backend"
+	"lbd/http1"
+)
+
+// headRoom is kept free in front of the backend response in the I/O
+// buffer, so the rewritten head can be placed right before the body bytes
+// and both go to the client in one write.
+const headRoom = 2048
+
+var methodHEAD = []byte("HEAD")
+
+// relay reads the backend's response and sends it to the client. It
+// reports whether the client connection can carry another request.
+func (c *conn) relay(st *Listener, bc *backend.Conn) bool {
+	b := c.ex.be
+	bp := ioPool.Get().(*[]byte)
+	defer ioPool.Put(bp)
+	rb := *bp
+	isHEAD := string(c.req.Method) == string(methodHEAD)
+	n, err := c.readResponseHead(bc, rb[headRoom:], isHEAD)
+	if err != nil {
+		bc.Close()
+		b.Done(bc, 0, time.Since(c.ex.start))
+		return c.failStatus(st, err)
+	}
+	resp := &c.resp
+	if resp.Status == 101 {
+		return c.upgrade(st, bc, rb[headRoom:headRoom+n])
+	}
+	kind := resp.BodyKind(isHEAD)
+	keep := c.req.KeepAlive && kind != http1.BodyUntilClose
+	c.ex.status = resp.Status
+	c.ex.bytes = 0
+
+	mode := connKeep
+	if !keep {
+		mode = connClose
+	}
+	head := c.appendResponseHead(st, c.out[:0], mode)
+	c.out = head
+	body := rb[headRoom+resp.HeadLen : headRoom+n]
+	first, complete, clean, err := c.bodyPrefix(kind, body)
+	if err != nil {
+		bc.Close()
+		return c.failStatus(st, errBadResponse)
+	}
+	// Place the head right before the first body bytes when it fits.
+	start := headRoom + resp.HeadLen - len(head)
+	var werr error
+	c.nc.SetWriteDeadline(time.Now().Add(st.Client))
+	if start >= 0 {
+		copy(rb[start:], head)
+		_, werr = c.nc.Write(rb[start : headRoom+resp.HeadLen+len(first)])
+	} else if _, werr = c.nc.Write(head); werr == nil && len(first) > 0 {
+		_, werr = c.nc.Write(first)
+	}
+	c.ex.bytes = int64(len(first))
+	if werr != nil {
+		bc.Close()
+		b.Done(bc, resp.Status, time.Since(c.ex.start))
+		return false
+	}
+	if !complete {
+		clean, err = c.streamResponseBody(st, bc, kind, rb)
+	}
+	b.Done(bc, resp.Status, time.Since(c.ex.start))
+	if err == nil && clean && resp.KeepAlive {
+		b.Put(bc)
+	} else {
+		bc.Close()
+	}
+	// A body cut short by the backend must not look complete to the
+	// client: closing the connection is the only signal HTTP/1.1 has.
+	return err == nil && keep
+}
+
+// readResponseHead reads into buf until it holds a complete final
+// response head; interim 1xx responses other than 101 are dropped
+// (lbd answers Expect: 100-continue itself). It returns the bytes read.
+func (c *conn) readResponseHead(bc *backend.Conn, buf []byte, isHEAD bool) (int, error) {
+	timeout := c.ex.be.TimeOut()
+	n := 0
+	for {
+		if n > 0 {
+			err := http1.ParseResponseHead(buf[:n], &c.resp, isHEAD)
+			if err == nil {
+				if c.resp.Status >= 200 || c.resp.Status == 101 {
+					return n, nil
+				}
+				n = copy(buf, buf[c.resp.HeadLen:n])
+				continue
+			}
+			if err != http1.ErrNeedMore || n == len(buf) {
+				return n, errBadResponse
+			}
+		}
+		bc.SetReadDeadline(time.Now().Add(timeout))
+		k, err := bc.Read(buf[n:])
+		n += k
+		if k == 0 && err != nil {
+			if isTimeout(err) {
+				return n, errTimeout
+			}
+			return n, errBackendIO
+		}
+	}
+}
+
+// bodyPrefix splits the body bytes that arrived with the head: first is
+// what belongs to this response, complete says the body is entirely in
+// it, clean says no stray bytes followed (else the backend connection is
+// not reused).
+func (c *conn) bodyPrefix(kind http1.BodyKind, body []byte) (first []byte, complete, clean bool, err error) {
+	switch kind {
+	case http1.BodyNone:
+		return nil, true, len(body) == 0, nil
+	case http1.BodyLength:
+		cl := c.resp.ContentLength
+		if int64(len(body)) >= cl {
+			return body[:cl], true, int64(len(body)) == cl, nil
+		}
+		return body, false, true, nil
+	case http1.BodyChunked:
+		c.chunk.Reset()
+		n, done, err := c.chunk.Scan(body)
+		if err != nil {
+			return nil, false, false, err
+		}
+		return body[:n], done, n == len(body), nil
+	}
+	return body, false, false, nil // until close
+}
+
+// streamResponseBody relays the rest of the body. clean reports that the
+// backend connection ended exactly at the body's end.
+func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.BodyKind, buf []byte) (bool, error) {
+	rto := c.ex.be.TimeOut()
+	switch kind {
+	case http1.BodyLength:
+		n, err := copyN(c.nc, bc, c.resp.ContentLength-c.ex.bytes, buf, rto, st.Client)
+		c.ex.bytes += n
+		return err == nil, err
+	case http1.BodyChunked:
+		return c.copyChunked(st, bc, buf, rto)
+	}
+	// Close-delimited: relay until the backend closes.
+	for {
+		bc.SetReadDeadline(time.Now().Add(rto))
+		k, err := bc.Read(buf)
+		if k > 0 {
+			c.nc.SetWriteDeadline(time.Now().Add(st.Client))
+			if _, werr := c.nc.Write(buf[:k]); werr != nil {
+				return false, errClientIO
+			}
+			c.ex.bytes += int64(k)
+		}
+		if err != nil {
+			if isTimeout(err) {
+				return false, errTimeout
+			}
+			return false, nil
+		}
+	}
+}
+
+// copyChunked relays a chunked body as it arrives, validating its framing
+// so that the end of the body (and so the reusability of the backend
+// connection) is known exactly.
+func (c *conn) copyChunked(st *Listener, bc *backend.Conn, buf []byte, rto time.Duration) (bool, error) {
+	for {
+		bc.SetReadDeadline(time.Now().Add(rto))
+		k, err := bc.Read(buf)
+		if k > 0 {
+			n, done, serr := c.chunk.Scan(buf[:k])
+			if serr != nil {
+				return false, errBadResponse
+			}
+			c.nc.SetWriteDeadline(time.Now().Add(st.Client))
+			if _, werr := c.nc.Write(buf[:n]); werr != nil {
+				return false, errClientIO
+			}
+			c.ex.bytes += int64(n)
+			if done {
+				return n == k, nil
+			}
+		}
+		if err != nil {
+			if isTimeout(err) {
+				return false, errTimeout
+			}
+			return false, errBackendIO
+		}
+	}
+}

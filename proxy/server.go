@@ -1,0 +1,219 @@
+// Package proxy is lbd's HTTP/1.1 engine: it serves client connections on
+// a listener, reads each request strictly (package http1), routes it,
+// forwards it over a pooled backend connection and relays the response.
+//
+// It is built on net.Conn rather than net/http because a proxy must see
+// and refuse what net/http hides or tolerates (CL+TE, h2c upgrades, header
+// counts; see shared/spec/http-strictness.md), and because the hot path
+// must not allocate.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"lbd/config"
+	"lbd/http1"
+	"lbd/service"
+)
+
+// Listener is the immutable runtime view of one listener, read by every
+// request through Server's atomic pointer and replaced whole on reload.
+type Listener struct {
+	Cfg     *config.Listener
+	Dialect config.Dialect
+	Router  service.Router
+	Limits  http1.Limits
+	XHTTP   int
+	Client  time.Duration // idle/read timeout for client requests
+	Errors  *ErrorPages
+	Log     *AccessLog // nil: no request log
+
+	// Scheme and Port are sent in X-Forwarded-Proto/Port.
+	Scheme string
+	Port   string
+	// Forwarded adds X-Forwarded-For/Proto/Port (HeaderOption forwarded).
+	Forwarded bool
+	// Edits are the listener's header rules; SvcEdits the combined rules
+	// of the listener and each of its services.
+	Edits    *HeaderEdits
+	SvcEdits map[*service.Service]*HeaderEdits
+	// MaxTries bounds how many backends one request may be offered to.
+	MaxTries int
+}
+
+// Server serves one listening socket.
+type Server struct {
+	state   atomic.Pointer[Listener]
+	enabled atomic.Bool
+
+	mu       sync.Mutex // guards conns and ln; never taken per request
+	conns    map[*conn]struct{}
+	ln       net.Listener
+	closing  atomic.Bool
+	inflight sync.WaitGroup
+
+	Active atomic.Int64 // open client connections
+}
+
+// NewServer returns a server for the listener state l.
+func NewServer(l *Listener) *Server {
+	s := &Server{conns: make(map[*conn]struct{})}
+	s.state.Store(l)
+	s.enabled.Store(true)
+	return s
+}
+
+// State returns the listener state in use.
+func (s *Server) State() *Listener { return s.state.Load() }
+
+// Swap installs a new listener state; requests already being handled
+// finish on the state they started with.
+func (s *Server) Swap(l *Listener) { s.state.Store(l) }
+
+// Enabled reports whether the listener accepts requests (an operator can
+// disable it through the control API; requests then get 503).
+func (s *Server) Enabled() bool { return s.enabled.Load() }
+
+// SetEnabled enables or disables the listener.
+func (s *Server) SetEnabled(on bool) { s.enabled.Store(on) }
+
+// ErrServerClosed is returned by Serve after Shutdown or Close.
+var ErrServerClosed = errors.New("proxy: server closed")
+
+// Serve accepts connections on ln until Shutdown or Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTemporary(err)) {
+				delay = backoff(delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		c := newConn(s, nc)
+		if !s.track(c, true) {
+			nc.Close()
+			return ErrServerClosed
+		}
+		go c.serve()
+	}
+}
+
+// errTemporary treats resource exhaustion on accept (EMFILE and friends)
+// as retryable, as net/http does, instead of stopping the listener.
+func errTemporary(err error) error {
+	var se interface{ Temporary() bool }
+	if errors.As(err, &se) && se.Temporary() {
+		return err
+	}
+	return errNever
+}
+
+var errNever = errors.New("never")
+
+func backoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return 5 * time.Millisecond
+	}
+	if d *= 2; d > time.Second {
+		d = time.Second
+	}
+	return d
+}
+
+func (s *Server) track(c *conn, add bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if add {
+		if s.closing.Load() {
+			return false
+		}
+		s.conns[c] = struct{}{}
+		s.Active.Add(1)
+		return true
+	}
+	delete(s.conns, c)
+	s.Active.Add(-1)
+	return true
+}
+
+// Shutdown stops accepting, closes idle connections at once and lets
+// connections with a request in flight finish it (they close afterwards),
+// until ctx ends; then it closes everything. This is Pound's Grace.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopAccepting()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if s.closeIdle() == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			s.Close()
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Close stops accepting and closes every connection at once.
+func (s *Server) Close() {
+	s.stopAccepting()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) stopAccepting() {
+	s.mu.Lock()
+	s.closing.Store(true)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	s.mu.Unlock()
+}
+
+// closeIdle closes connections waiting for a request and returns how many
+// connections remain.
+func (s *Server) closeIdle() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.idle.Load() {
+			c.nc.Close()
+		}
+	}
+	return len(s.conns)
+}
+
+// edits returns the header rules for a request routed to svc: the
+// listener's, then the service's (precomputed per service at build time).
+func (l *Listener) edits(svc *service.Service) *HeaderEdits {
+	if e, ok := l.SvcEdits[svc]; ok {
+		return e
+	}
+	return l.Edits
+}
