@@ -7,6 +7,12 @@
 // are valid until the buffer is reused.
 package http1
 
+import "errors"
+
+// ErrNeedMore means buf does not yet hold a complete head and no limit is
+// exceeded yet: read more bytes and parse again from the start of the head.
+var ErrNeedMore = errors.New("http1: incomplete head")
+
 // Header is one header field, name and value slices into the head buffer.
 // Value has leading and trailing whitespace removed.
 type Header struct {
@@ -32,23 +38,36 @@ var DefaultLimits = Limits{
 	MaxHead:        64 << 10,
 }
 
-// Request is a parsed request head, reusable across requests (Reset keeps
-// the Headers backing array).
-type Request struct {
-	Method  []byte
-	Target  []byte // request-target as sent (origin-form, absolute-form, '*')
-	Path    []byte // Target's path part (absolute-form: after the authority), no query
-	Query   []byte // Target after '?', without '?'; nil if none
-	Minor   int    // HTTP/1.<Minor>: 0 or 1
-	Headers []Header
+// maxConnLines is how many Connection header lines a head remembers for
+// IsHopByHop without rescanning; more lines fall back to a scan.
+const maxConnLines = 4
 
-	Host          []byte // Host header value (or the absolute-form authority)
-	ContentLength int64  // -1 when absent
-	Chunked       bool   // Transfer-Encoding: chunked (last coding)
-	KeepAlive     bool   // connection persists after this exchange
-	Expect100     bool   // Expect: 100-continue
-	Upgrade       bool   // Upgrade: websocket with Connection: upgrade
-	HeadLen       int    // bytes of the head, including the final CRLF CRLF
+// Request is a parsed request head, reusable across requests: each parse
+// keeps the Headers backing array, so steady state allocates nothing.
+type Request struct {
+	Method   []byte
+	MethodID Method // Method looked up; never MethodUnknown after a successful parse
+	Target   []byte // request-target as sent (origin-form, absolute-form, authority-form, '*')
+	Path     []byte // Target's path part (absolute-form: after the authority, "/" if empty), no query; nil for CONNECT
+	Query    []byte // Target after '?', without '?'; nil if none
+	Minor    int    // HTTP/1.<Minor>: 0 or 1
+	Headers  []Header
+
+	Host []byte // Host header value, or the authority of an absolute-form or CONNECT target
+	// AbsoluteForm: the target carried a scheme and authority. RFC 9112
+	// §3.2.2 says the authority wins over Host, so the forwarder must send
+	// Path[?Query] as origin-form and "Host: " + Host instead of the Host
+	// header received.
+	AbsoluteForm  bool
+	ContentLength int64 // -1 when absent
+	Chunked       bool  // Transfer-Encoding: chunked (the only coding accepted)
+	KeepAlive     bool  // connection persists after this exchange
+	Expect100     bool  // Expect: 100-continue (HTTP/1.1 only; RFC 9110 §10.1.1)
+	Upgrade       bool  // GET with Upgrade: websocket and Connection: upgrade, HTTP/1.1
+	HeadLen       int   // bytes of the head, including leading empty lines and the final CRLF CRLF
+
+	conn  [maxConnLines][]byte // Connection header values, for IsHopByHop
+	nConn int
 }
 
 // Response is a parsed response head.
@@ -57,18 +76,35 @@ type Response struct {
 	Status        int
 	Reason        []byte
 	Headers       []Header
-	ContentLength int64 // -1 when absent
+	ContentLength int64 // -1 when absent or dropped (TE+CL)
 	Chunked       bool
 	KeepAlive     bool // backend connection may be reused after the body
+	Upgrade       bool // 101 with Upgrade: websocket: the caller may tunnel if it asked for it
 	HeadLen       int
+
+	conn  [maxConnLines][]byte
+	nConn int
 }
 
-// Error is a request the proxy must refuse: Status is the answer to send
-// (400, 405, 413, 414, 501, 505, ...); the connection is always closed after
-// it because framing is in doubt.
+// BodyKind is how a message body is framed (RFC 9112 §6.3).
+type BodyKind uint8
+
+// The body framings.
+const (
+	BodyNone       BodyKind = iota // no body bytes follow the head
+	BodyLength                     // exactly ContentLength bytes follow
+	BodyChunked                    // chunked; validate with ChunkScanner
+	BodyUntilClose                 // response only: the body ends when the backend closes
+)
+
+// Error is a message the proxy must refuse. Status is the answer to send:
+// 400, 413, 414, 417 or 501 from ParseRequestHead and ChunkScanner, 502 from
+// ParseResponseHead. The connection is always closed after it because the
+// framing is in doubt. Errors are shared package values: do not modify them.
 type Error struct {
 	Status int
 	Reason string // short, for logs
 }
 
+// Error returns the short reason, for logs.
 func (e *Error) Error() string { return e.Reason }
