@@ -97,7 +97,6 @@ func (s *syncBuffer) String() string {
 // PID) when the test ends.
 func startLBD(t *testing.T, cfg string, args ...string) *proc {
 	t.Helper()
-	lbd := binary(t, "lbd")
 	dir := t.TempDir()
 	port := freePort(t)
 	cfg = strings.ReplaceAll(cfg, "{PORT}", fmt.Sprint(port))
@@ -106,8 +105,14 @@ func startLBD(t *testing.T, cfg string, args ...string) *proc {
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{out: &syncBuffer{}, addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir, cfg: path, done: make(chan struct{})}
-	p.cmd = exec.Command(lbd, append([]string{"-e", "-f", path}, args...)...)
+	return runLBD(t, dir, path, fmt.Sprintf("127.0.0.1:%d", port), args...)
+}
+
+// runLBD starts lbd -e -f path in dir and waits until addr accepts.
+func runLBD(t *testing.T, dir, path, addr string, args ...string) *proc {
+	t.Helper()
+	p := &proc{out: &syncBuffer{}, addr: addr, dir: dir, cfg: path, done: make(chan struct{})}
+	p.cmd = exec.Command(binary(t, "lbd"), append([]string{"-e", "-f", path}, args...)...)
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {

@@ -35,6 +35,8 @@ type conn struct {
 	nc     net.Conn
 	client netip.Addr
 	idle   atomic.Bool
+	dl     lazyDeadline // client read/write deadlines
+	now    time.Time    // when the last client read returned
 
 	buf  *[]byte // read buffer: unread bytes are (*buf)[r:w]
 	r, w int
@@ -49,7 +51,7 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{srv: s, nc: nc, buf: smallPool.Get().(*[]byte)}
+	c := &conn{srv: s, nc: nc, buf: smallPool.Get().(*[]byte), now: time.Now()}
 	if ap, err := netip.ParseAddrPort(nc.RemoteAddr().String()); err == nil {
 		c.client = ap.Addr().Unmap()
 	}
@@ -122,10 +124,9 @@ func (c *conn) fill(timeout time.Duration) error {
 	if c.w == len(*c.buf) {
 		c.makeRoom()
 	}
-	if timeout > 0 {
-		c.nc.SetReadDeadline(time.Now().Add(timeout))
-	}
+	c.dl.forRead(c.nc, c.now, timeout)
 	n, err := c.nc.Read((*c.buf)[c.w:])
+	c.now = time.Now()
 	c.w += n
 	if n > 0 {
 		return nil
@@ -179,7 +180,7 @@ func (c *conn) headError(st *Listener, err error) {
 
 // writeError sends a generated error page; the connection closes after it.
 func (c *conn) writeError(st *Listener, status int) {
-	c.nc.SetWriteDeadline(time.Now().Add(st.Client + time.Second))
+	c.dl.forWrite(c.nc, c.now, st.Client)
 	c.nc.Write(st.Errors.Page(c.req.Minor, status))
 }
 

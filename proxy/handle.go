@@ -24,7 +24,7 @@ type exchange struct {
 // handle serves the request whose head is at buf[r:]. It reports whether
 // the connection may carry another request.
 func (c *conn) handle(st *Listener) bool {
-	c.ex = exchange{start: time.Now()}
+	c.ex = exchange{start: c.now}
 	req := &c.req
 	if !c.srv.Enabled() {
 		return c.fail(st, 503)

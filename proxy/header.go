@@ -69,7 +69,8 @@ func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte)
 	head := c.head()
 	dst = append(dst, req.Method...)
 	dst = append(dst, ' ')
-	if len(req.Target) > 0 && req.Target[0] != '/' && req.Target[0] != '*' {
+	absolute := req.AbsoluteForm
+	if absolute {
 		dst = append(dst, req.Path...)
 		if req.Query != nil {
 			dst = append(dst, '?')
@@ -82,7 +83,6 @@ func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte)
 	dst = append(dst, byte('0'+req.Minor))
 	dst = append(dst, crlf...)
 	edits := st.edits(svc)
-	absolute := len(req.Target) > 0 && req.Target[0] != '/' && req.Target[0] != '*'
 	for i := range req.Headers {
 		h := &req.Headers[i]
 		if req.IsHopByHop(h.Name) || (st.Forwarded && eqFold(h.Name, hdrXFF)) ||

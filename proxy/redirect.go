@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"strconv"
-	"time"
 
 	"lbd/config"
 )
@@ -33,7 +32,7 @@ func (c *conn) redirect(st *Listener, r *config.Redirect) bool {
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\n\r\n"...)
 	b = append(b, body...)
-	c.nc.SetWriteDeadline(time.Now().Add(st.Client))
+	c.dl.forWrite(c.nc, c.now, st.Client)
 	_, err := c.nc.Write(b)
 	c.ex.status, c.ex.gen = code, true
 	c.logRequest(st)

@@ -52,7 +52,7 @@ func (c *conn) relay(st *Listener, bc *backend.Conn) bool {
 	// Place the head right before the first body bytes when it fits.
 	start := headRoom + resp.HeadLen - len(head)
 	var werr error
-	c.nc.SetWriteDeadline(time.Now().Add(st.Client))
+	c.dl.forWrite(c.nc, c.now, st.Client)
 	if start >= 0 {
 		copy(rb[start:], head)
 		_, werr = c.nc.Write(rb[start : headRoom+resp.HeadLen+len(first)])
@@ -153,7 +153,7 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 		bc.SetReadDeadline(time.Now().Add(rto))
 		k, err := bc.Read(buf)
 		if k > 0 {
-			c.nc.SetWriteDeadline(time.Now().Add(st.Client))
+			c.dl.forWrite(c.nc, time.Now(), st.Client)
 			if _, werr := c.nc.Write(buf[:k]); werr != nil {
 				return false, errClientIO
 			}
@@ -180,7 +180,7 @@ func (c *conn) copyChunked(st *Listener, bc *backend.Conn, buf []byte, rto time.
 			if serr != nil {
 				return false, errBadResponse
 			}
-			c.nc.SetWriteDeadline(time.Now().Add(st.Client))
+			c.dl.forWrite(c.nc, time.Now(), st.Client)
 			if _, werr := c.nc.Write(buf[:n]); werr != nil {
 				return false, errClientIO
 			}

@@ -1,0 +1,39 @@
+package proxy
+
+import (
+	"time"
+)
+
+// lazyDeadline moves a connection deadline only when the one in force
+// would expire before three quarters of the timeout from now. Timeouts
+// are coarse (Pound counts seconds) and every real update re-arms a
+// runtime timer, which showed up in profiles once per read and write.
+type lazyDeadline struct {
+	read, write int64 // UnixNano of the deadlines in force, 0 = none
+}
+
+func due(at *int64, now time.Time, timeout time.Duration) (time.Time, bool) {
+	if timeout <= 0 {
+		return time.Time{}, false
+	}
+	n := now.UnixNano()
+	if *at-n >= int64(timeout)*3/4 {
+		return time.Time{}, false
+	}
+	*at = n + int64(timeout)
+	return time.Unix(0, *at), true
+}
+
+// forRead makes sure c's read deadline is about timeout from now.
+func (d *lazyDeadline) forRead(c deadliner, now time.Time, timeout time.Duration) {
+	if t, ok := due(&d.read, now, timeout); ok {
+		c.SetReadDeadline(t)
+	}
+}
+
+// forWrite makes sure c's write deadline is about timeout from now.
+func (d *lazyDeadline) forWrite(c deadliner, now time.Time, timeout time.Duration) {
+	if t, ok := due(&d.write, now, timeout); ok {
+		c.SetWriteDeadline(t)
+	}
+}
