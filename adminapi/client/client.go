@@ -1,0 +1,132 @@
+// Package client is a small client for lbd's control API, used by lbctl.
+// It talks to the UNIX control socket (Pound's Control, zproxy's -C) or,
+// given an http(s):// URL, to a Pound Control backend over HTTP.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// maxReply bounds the reply read into memory; a full listing of a large
+// configuration is well below it.
+const maxReply = 64 << 20
+
+// Client sends requests to one control endpoint. It is safe for concurrent
+// use.
+type Client struct {
+	target string // socket path or base URL, for error messages
+	base   string // URL prefix the request path is appended to
+	hc     *http.Client
+}
+
+// StatusError is a reply with a non-2xx status. Its message is the status
+// text ("Not Found"), which is what poundctl prints.
+type StatusError struct {
+	Status int
+	Body   []byte
+}
+
+// Error returns the status text, e.g. "Not Found".
+func (e *StatusError) Error() string {
+	if t := http.StatusText(e.Status); t != "" {
+		return t
+	}
+	return fmt.Sprintf("HTTP status %d", e.Status)
+}
+
+// New returns a client for socketOrURL: a path names a UNIX socket, an
+// http:// or https:// URL a remote Control backend (its path is kept as a
+// prefix). timeout bounds each request (0 means none).
+func New(socketOrURL string, timeout time.Duration) (*Client, error) {
+	if socketOrURL == "" {
+		return nil, fmt.Errorf("control socket: no socket path or URL given")
+	}
+	c := &Client{target: socketOrURL}
+	tr := &http.Transport{
+		// Both servers answer once and close; zproxy also sends a body
+		// with 204, which would poison a reused connection.
+		DisableKeepAlives:     true,
+		ResponseHeaderTimeout: timeout,
+	}
+	if strings.HasPrefix(socketOrURL, "http://") || strings.HasPrefix(socketOrURL, "https://") {
+		c.base = strings.TrimSuffix(socketOrURL, "/")
+	} else {
+		path := socketOrURL
+		c.base = "http://localhost"
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}
+	}
+	c.hc = &http.Client{Transport: tr, Timeout: timeout}
+	return c, nil
+}
+
+// Get fetches path and returns the body of a 2xx reply.
+func (c *Client) Get(path string) ([]byte, error) {
+	_, body, err := c.Do(http.MethodGet, path, nil)
+	return body, err
+}
+
+// Do sends a request. body may be nil (no body), a []byte or string (sent
+// as is), or any other value (sent as JSON). A non-2xx reply returns its
+// status and body together with a *StatusError.
+func (c *Client) Do(method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		js, err := json.Marshal(b)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%s %s: encoding body: %w", method, path, err)
+		}
+		rd = bytes.NewReader(js)
+	}
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("control socket %s: %w", c.target, err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("control socket %s: %w", c.target, unwrapURL(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
+	if err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("control socket %s: reading reply: %w", c.target, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, data, &StatusError{Status: resp.StatusCode, Body: data}
+	}
+	return resp.StatusCode, data, nil
+}
+
+// unwrapURL drops net/http's `Get "http://localhost/x":` prefix, which
+// names a host that does not exist for a socket.
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,143 @@
+package client
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// echo answers with the method, path, content type and body it received,
+// 404 for /missing, and zproxy's 204-with-body for /z204.
+func echo(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch r.URL.Path {
+	case "/missing":
+		http.Error(w, "no such object", http.StatusNotFound)
+	case "/z204":
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 204 No Content\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"result\":\"ok\"}")
+		rw.Flush()
+	default:
+		io.WriteString(w, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Content-Type")+" "+string(body))
+	}
+}
+
+// unixServer serves echo on a UNIX socket and returns its path.
+func unixServer(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(echo)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return path
+}
+
+func TestDo(t *testing.T) {
+	sock := unixServer(t)
+	web := httptest.NewServer(http.HandlerFunc(echo))
+	defer web.Close()
+	tests := []struct {
+		name, target, method, path string
+		body                       any
+		status                     int
+		want                       string
+		wantErr                    string
+	}{
+		{name: "GET over the socket", target: sock, method: "GET", path: "/listener/1?indent=2",
+			status: 200, want: "GET /listener/1?indent=2  "},
+		{name: "path without slash", target: sock, method: "GET", path: "core", status: 200, want: "GET /core  "},
+		{name: "JSON body", target: sock, method: "PATCH", path: "/x", body: map[string]string{"status": "active"},
+			status: 200, want: `PATCH /x application/json {"status":"active"}`},
+		{name: "raw body", target: sock, method: "PUT", path: "/x", body: `{"a":1}`,
+			status: 200, want: `PUT /x application/json {"a":1}`},
+		{name: "non-2xx is an error with the status text", target: sock, method: "GET", path: "/missing",
+			status: 404, want: "no such object\n", wantErr: "Not Found"},
+		{name: "204 with a body is accepted", target: sock, method: "DELETE", path: "/z204", status: 204, want: ""},
+		{name: "URL target keeps its prefix", target: web.URL + "/control/", method: "GET", path: "/core",
+			status: 200, want: "GET /control/core  "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(tc.target, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, body, err := c.Do(tc.method, tc.path, tc.body)
+			if status != tc.status || string(body) != tc.want {
+				t.Errorf("got %d %q, want %d %q", status, body, tc.status, tc.want)
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case tc.wantErr != "":
+				var se *StatusError
+				if !errors.As(err, &se) || se.Error() != tc.wantErr || se.Status != tc.status {
+					t.Errorf("error %v, want StatusError %q", err, tc.wantErr)
+				}
+			}
+		})
+	}
+}
+
+func TestGet(t *testing.T) {
+	c, err := New(unixServer(t), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ { // connections are not reused after a 204-with-body
+		if _, _, err := c.Do("DELETE", "/z204", nil); err != nil {
+			t.Fatal(err)
+		}
+		body, err := c.Get("/core")
+		if err != nil || string(body) != "GET /core  " {
+			t.Fatalf("Get: %q %v", body, err)
+		}
+	}
+}
+
+func TestErrorsNameTheSocket(t *testing.T) {
+	tests := []struct{ name, target, want string }{
+		{name: "missing socket", target: "/nonexistent/lbd.ctl", want: "control socket /nonexistent/lbd.ctl: "},
+		{name: "empty target", target: "", want: "no socket path or URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(tc.target, time.Second)
+			if err == nil {
+				_, err = c.Get("/")
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "http://localhost") {
+				t.Errorf("error mentions the fake host: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,214 @@
+package adminapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// do runs one request through h with an httptest recorder.
+func do(h http.Handler, method, target, body string) *httptest.ResponseRecorder {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, rd)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file\n got: %s\nwant: %s", name, got, want)
+	}
+}
+
+func TestPoundGolden(t *testing.T) {
+	stats := newFake()
+	stats.st.BackendStats = true
+	noControl := newFake()
+	noControl.st.ControlSocket = ""
+	tests := []struct {
+		name, path string
+		ctl        *fakeCtl
+	}{
+		{name: "pound_root", path: "/"},
+		{name: "pound_root_indent", path: "/?indent=2"},
+		{name: "pound_core", path: "/core"},
+		{name: "pound_core_slash", path: "/core/"},
+		{name: "pound_listener_all", path: "/listener"},
+		{name: "pound_listener_control", path: "/listener/0"},
+		{name: "pound_listener_main", path: "/listener/1"},
+		{name: "pound_listener_https", path: "/listener/2?indent=4"},
+		{name: "pound_service", path: "/listener/1/0"},
+		{name: "pound_service_unnamed", path: "/listener/1/1"},
+		{name: "pound_service_cookieinsert", path: "/listener/2/0"},
+		{name: "pound_backend", path: "/listener/1/0/0"},
+		{name: "pound_backend_https", path: "/listener/1/0/1"},
+		{name: "pound_backend_emergency", path: "/listener/1/0/2"},
+		{name: "pound_backend_redirect", path: "/listener/1/1/0"},
+		{name: "pound_backend_error", path: "/listener/2/0/1"},
+		{name: "pound_backend_control", path: "/listener/0/0/0"},
+		{name: "pound_backend_stats", path: "/listener/1/0/0", ctl: stats},
+		{name: "pound_backend_stats_none", path: "/listener/1/0/1", ctl: stats},
+		{name: "pound_global_service", path: "/service/0"},
+		{name: "pound_global_backend", path: "/service/fallback/0"},
+		{name: "pound_no_control_listener", path: "/listener/0", ctl: noControl},
+		{name: "pound_log", path: "/log"},
+		{name: "pound_log_index", path: "/log/2"},
+		{name: "pound_log_name", path: "/log/main"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctl := tc.ctl
+			if ctl == nil {
+				ctl = newFake()
+			}
+			rec := do(NewPoundHandler(ctl), http.MethodGet, tc.path, "")
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d, body %s", rec.Code, rec.Body)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if !json.Valid(rec.Body.Bytes()) {
+				t.Errorf("invalid JSON: %s", rec.Body)
+			}
+			checkGolden(t, tc.name+".json", rec.Body.Bytes())
+		})
+	}
+}
+
+// TestPoundAddressing checks that the alternative spellings Pound accepts
+// reach the same object as the canonical path.
+func TestPoundAddressing(t *testing.T) {
+	tests := []struct{ name, path, same string }{
+		{name: "listener by name", path: "/listener/main", same: "/listener/1"},
+		{name: "service by name", path: "/listener/main/web", same: "/listener/1/0"},
+		{name: "global via dash", path: "/listener/-/0", same: "/service/0"},
+		{name: "dash alone is the full listing", path: "/listener/-", same: "/"},
+		{name: "slash alone is the full listing", path: "/listener/", same: "/"},
+		{name: "global service by name", path: "/service/fallback", same: "/service/0"},
+		{name: "https listener by index", path: "/listener/2/api/1", same: "/listener/2/0/1"},
+	}
+	h := NewPoundHandler(newFake())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := do(h, http.MethodGet, tc.path, ""), do(h, http.MethodGet, tc.same, "")
+			if a.Code != http.StatusOK || b.Code != http.StatusOK {
+				t.Fatalf("status %d / %d", a.Code, b.Code)
+			}
+			if a.Body.String() != b.Body.String() {
+				t.Errorf("%s and %s differ:\n%s\n%s", tc.path, tc.same, a.Body, b.Body)
+			}
+		})
+	}
+}
+
+func TestZproxyGolden(t *testing.T) {
+	tests := []struct{ name, path string }{
+		{name: "zproxy_listeners", path: "/listeners"},
+		{name: "zproxy_listener", path: "/listener/0"},
+		{name: "zproxy_listener_https", path: "/listener/1"},
+		{name: "zproxy_services", path: "/listener/0/services"},
+		{name: "zproxy_service", path: "/listener/0/service/web"},
+		{name: "zproxy_backends", path: "/listener/0/service/web/backends"},
+		{name: "zproxy_backend", path: "/listener/0/service/web/backend/127.0.0.1-8081"},
+		{name: "zproxy_backend_cookie", path: "/listener/1/service/api/backend/bck-a"},
+		{name: "zproxy_service_sessions", path: "/listener/0/service/web/sessions"},
+		{name: "zproxy_sessions", path: "/sessions"},
+	}
+	h := NewZproxyHandler(newFake())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(h, http.MethodGet, tc.path, "")
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d, body %s", rec.Code, rec.Body)
+			}
+			if !json.Valid(rec.Body.Bytes()) {
+				t.Errorf("invalid JSON: %s", rec.Body)
+			}
+			checkGolden(t, tc.name+".json", rec.Body.Bytes())
+		})
+	}
+}
+
+// TestZproxyAddressing checks the tolerated spellings: case, repeated and
+// trailing slashes, C++-era numeric ids.
+func TestZproxyAddressing(t *testing.T) {
+	tests := []struct{ name, path, same string }{
+		{name: "upper case keywords", path: "/LISTENERS", same: "/listeners"},
+		{name: "repeated and trailing slashes", path: "//listener//0///services/", same: "/listener/0/services"},
+		{name: "service by index", path: "/listener/0/service/0", same: "/listener/0/service/web"},
+		{name: "backend by index", path: "/listener/0/service/web/backend/1", same: "/listener/0/service/web/backend/127.0.0.1-8082"},
+		{name: "mixed case path", path: "/Listener/0/Service/web/Backends", same: "/listener/0/service/web/backends"},
+	}
+	h := NewZproxyHandler(newFake())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := do(h, http.MethodGet, tc.path, ""), do(h, http.MethodGet, tc.same, "")
+			if a.Code != http.StatusOK || b.Code != http.StatusOK {
+				t.Fatalf("status %d / %d", a.Code, b.Code)
+			}
+			if a.Body.String() != b.Body.String() {
+				t.Errorf("%s and %s differ", tc.path, tc.same)
+			}
+		})
+	}
+}
+
+func TestMetricsGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		stats bool
+	}{
+		{name: "metrics.txt"},
+		{name: "metrics_backendstats.txt", stats: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctl := newFake()
+			ctl.st.BackendStats = tc.stats
+			rec := do(NewPoundHandler(ctl), http.MethodGet, "/metrics", "")
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d", rec.Code)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != MetricsContentType {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if !strings.HasSuffix(rec.Body.String(), "\n# EOF\n") {
+				t.Errorf("exposition does not end with # EOF")
+			}
+			checkGolden(t, tc.name, rec.Body.Bytes())
+		})
+	}
+}

@@ -1,0 +1,236 @@
+package adminapi
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Both products print JSON in ways encoding/json cannot: Pound sorts keys
+// and separates members with ", " in compact form; zproxy (jansson) keeps
+// insertion order, indents by 8 and prints reals with 3 significant digits.
+// So the handlers build a small ordered tree and print it with a style.
+
+// jobject is a JSON object in insertion order.
+type jobject []jmember
+
+// jmember is one key/value pair of a jobject.
+type jmember struct {
+	key string
+	val any
+}
+
+// jarray is a JSON array. A nil jarray still prints as [] (use nil for null).
+type jarray []any
+
+// jreal is a floating-point number printed the jansson way
+// (JSON_REAL_PRECISION(3)): %.3g, always with a '.' or an exponent.
+type jreal float64
+
+// jfixed is a floating-point number printed the Pound way ("%.0f").
+type jfixed float64
+
+// add appends a member and returns the object, for compact builders.
+func (o jobject) add(key string, val any) jobject {
+	return append(o, jmember{key, val})
+}
+
+// jsonStyle selects the output conventions of one product.
+type jsonStyle struct {
+	sortKeys bool   // Pound: keys in strcmp order
+	indent   int    // spaces per level; 0 = one line
+	itemSep  string // between members on one line
+	keySep   string // after a key on one line
+}
+
+var (
+	// poundCompact is Pound's default form: {"a":1, "b":2}.
+	poundCompact = jsonStyle{sortKeys: true, itemSep: ", ", keySep: ":"}
+	// zproxyPretty is jansson's JSON_INDENT(8) used for every zproxy GET.
+	zproxyPretty = jsonStyle{indent: 8, itemSep: ", ", keySep: ": "}
+	// zproxyCompact is jansson's JSON_COMPACT used for result objects.
+	zproxyCompact = jsonStyle{itemSep: ",", keySep: ":"}
+)
+
+// poundStyle returns Pound's style for ?indent=N.
+func poundStyle(indent int) jsonStyle {
+	st := poundCompact
+	st.indent = indent
+	return st
+}
+
+// encodeJSON prints v in the given style, without a trailing newline (neither
+// product writes one).
+func encodeJSON(v any, st jsonStyle) []byte {
+	e := jsonEncoder{style: st}
+	e.value(v, 0)
+	return e.buf
+}
+
+// jsonEncoder accumulates the output of encodeJSON.
+type jsonEncoder struct {
+	style jsonStyle
+	buf   []byte
+}
+
+// value prints any supported value at nesting depth level.
+func (e *jsonEncoder) value(v any, level int) {
+	switch x := v.(type) {
+	case nil:
+		e.buf = append(e.buf, "null"...)
+	case bool:
+		e.buf = strconv.AppendBool(e.buf, x)
+	case int:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case int64:
+		e.buf = strconv.AppendInt(e.buf, x, 10)
+	case jfixed:
+		e.buf = strconv.AppendFloat(e.buf, finite(float64(x)), 'f', 0, 64)
+	case jreal:
+		e.buf = append(e.buf, formatReal(float64(x))...)
+	case string:
+		e.buf = appendJSONString(e.buf, x)
+	case jarray:
+		e.array(x, level)
+	case jobject:
+		e.object(x, level)
+	default:
+		// A programming error; printing null keeps the output valid.
+		e.buf = append(e.buf, "null"...)
+	}
+}
+
+// newline starts a new line indented for the given level, or writes the
+// one-line separator.
+func (e *jsonEncoder) sep(first bool, level int) {
+	if e.style.indent == 0 {
+		if !first {
+			e.buf = append(e.buf, e.style.itemSep...)
+		}
+		return
+	}
+	if !first {
+		e.buf = append(e.buf, ',')
+	}
+	e.buf = append(e.buf, '\n')
+	e.buf = append(e.buf, strings.Repeat(" ", level*e.style.indent)...)
+}
+
+// closeLine ends a non-empty container in indented mode.
+func (e *jsonEncoder) closeLine(level int) {
+	if e.style.indent > 0 {
+		e.buf = append(e.buf, '\n')
+		e.buf = append(e.buf, strings.Repeat(" ", level*e.style.indent)...)
+	}
+}
+
+func (e *jsonEncoder) array(a jarray, level int) {
+	e.buf = append(e.buf, '[')
+	for i, v := range a {
+		e.sep(i == 0, level+1)
+		e.value(v, level+1)
+	}
+	if len(a) > 0 {
+		e.closeLine(level)
+	}
+	e.buf = append(e.buf, ']')
+}
+
+func (e *jsonEncoder) object(o jobject, level int) {
+	if e.style.sortKeys {
+		o = append(jobject(nil), o...)
+		sort.SliceStable(o, func(i, j int) bool { return o[i].key < o[j].key })
+	}
+	e.buf = append(e.buf, '{')
+	keySep := e.style.keySep
+	if e.style.indent > 0 {
+		keySep = ": "
+	}
+	for i, m := range o {
+		e.sep(i == 0, level+1)
+		e.buf = appendJSONString(e.buf, m.key)
+		e.buf = append(e.buf, keySep...)
+		e.value(m.val, level+1)
+	}
+	if len(o) > 0 {
+		e.closeLine(level)
+	}
+	e.buf = append(e.buf, '}')
+}
+
+// appendJSONString quotes s. Like jansson (and unlike encoding/json) it
+// leaves '/', '<', '>' and '&' alone; control characters are escaped and
+// invalid UTF-8 becomes U+FFFD so the output is always valid JSON.
+func appendJSONString(buf []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	buf = append(buf, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				buf = append(buf, `\ufffd`...)
+			} else {
+				buf = append(buf, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		switch c {
+		case '"', '\\':
+			buf = append(buf, '\\', c)
+		case '\b':
+			buf = append(buf, `\b`...)
+		case '\f':
+			buf = append(buf, `\f`...)
+		case '\n':
+			buf = append(buf, `\n`...)
+		case '\r':
+			buf = append(buf, `\r`...)
+		case '\t':
+			buf = append(buf, `\t`...)
+		default:
+			if c < 0x20 {
+				buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			} else {
+				buf = append(buf, c)
+			}
+		}
+		i++
+	}
+	return append(buf, '"')
+}
+
+// formatReal prints f as jansson does with JSON_REAL_PRECISION(3): "%.3g",
+// then ".0" appended when the result looks like an integer, and the
+// exponent stripped of '+' and leading zeros ("1.23e+03" -> "1.23e3").
+func formatReal(f float64) string {
+	s := strconv.FormatFloat(finite(f), 'g', 3, 64)
+	mant, exp, hasExp := strings.Cut(s, "e")
+	if !hasExp {
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	neg := strings.HasPrefix(exp, "-")
+	exp = strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")
+	if exp == "" {
+		exp = "0"
+	}
+	if neg {
+		exp = "-" + exp
+	}
+	return mant + "e" + exp
+}
+
+// finite maps NaN and infinities to 0: neither product can print them and
+// JSON has no spelling for them.
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
+}

@@ -1,0 +1,112 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+func TestFormatReal(t *testing.T) {
+	// Expected values are what jansson prints with JSON_REAL_PRECISION(3).
+	tests := []struct {
+		name string
+		in   float64
+		want string
+	}{
+		{name: "zproxy stub", in: -1, want: "-1.0"},
+		{name: "zero", in: 0, want: "0.0"},
+		{name: "half", in: 0.5, want: "0.5"},
+		{name: "rounded to 3 digits", in: 0.012345, want: "0.0123"},
+		{name: "integral value", in: 100, want: "100.0"},
+		{name: "large uses exponent", in: 1234.5, want: "1.23e3"},
+		{name: "small uses exponent", in: 0.0000123, want: "1.23e-5"},
+		{name: "small without exponent", in: 0.00025, want: "0.00025"},
+		{name: "exponent without mantissa dot", in: 1e21, want: "1e21"},
+		{name: "negative exponent", in: -0.00005, want: "-5e-5"},
+		{name: "NaN is printed as zero", in: math.NaN(), want: "0.0"},
+		{name: "infinity is printed as zero", in: math.Inf(1), want: "0.0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := formatReal(tc.in); got != tc.want {
+				t.Errorf("formatReal(%v) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEncodeStyles(t *testing.T) {
+	v := jobject{}.
+		add("b", jarray{1, "x", nil}).
+		add("a", jobject{}.add("z", true).add("y", jarray{})).
+		add("c", jobject{})
+	tests := []struct {
+		name  string
+		style jsonStyle
+		want  string
+	}{
+		{name: "pound compact sorts and spaces members", style: poundCompact,
+			want: `{"a":{"y":[], "z":true}, "b":[1, "x", null], "c":{}}`},
+		{name: "pound indent", style: poundStyle(2),
+			want: "{\n  \"a\": {\n    \"y\": [],\n    \"z\": true\n  },\n  \"b\": [\n    1,\n    \"x\",\n    null\n  ],\n  \"c\": {}\n}"},
+		{name: "zproxy compact keeps order", style: zproxyCompact,
+			want: `{"b":[1,"x",null],"a":{"z":true,"y":[]},"c":{}}`},
+		{name: "zproxy pretty indents by 8", style: zproxyPretty,
+			want: "{\n        \"b\": [\n                1,\n                \"x\",\n                null\n        ],\n        \"a\": {\n                \"z\": true,\n                \"y\": []\n        },\n        \"c\": {}\n}"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(encodeJSON(v, tc.style)); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPoundIndentMatchesEncodingJSON checks the indented Pound form against
+// encoding/json, which also sorts map keys and prints ": ".
+func TestPoundIndentMatchesEncodingJSON(t *testing.T) {
+	v := fixture()
+	v.BackendStats = true
+	tree := newPoundView(v).all()
+	for _, indent := range []int{1, 3, 8} {
+		var generic any
+		if err := json.Unmarshal(encodeJSON(tree, poundCompact), &generic); err != nil {
+			t.Fatal(err)
+		}
+		pad := make([]byte, indent)
+		for i := range pad {
+			pad[i] = ' '
+		}
+		want, err := json.MarshalIndent(generic, "", string(pad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := encodeJSON(tree, poundStyle(indent)); string(got) != string(want) {
+			t.Errorf("indent %d:\n got %s\nwant %s", indent, got, want)
+		}
+	}
+}
+
+func TestJSONString(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{name: "plain", in: "abc", want: `"abc"`},
+		{name: "slash and html left alone", in: "/run/a<b>&c", want: `"/run/a<b>&c"`},
+		{name: "quotes and backslash", in: `a"b\c`, want: `"a\"b\\c"`},
+		{name: "named controls", in: "\b\f\n\r\t", want: `"\b\f\n\r\t"`},
+		{name: "other controls", in: "\x01\x1f", want: `"\u0001\u001f"`},
+		{name: "utf-8 kept", in: "né", want: `"né"`},
+		{name: "invalid utf-8 replaced", in: "a\xffb", want: `"a\ufffdb"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(appendJSONString(nil, tc.in))
+			if got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+			if !json.Valid([]byte(got)) {
+				t.Errorf("%s is not valid JSON", got)
+			}
+		})
+	}
+}
