@@ -1,0 +1,229 @@
+// Package backend holds everything lbd knows about one backend server at run
+// time: its immutable identity (address, weights, timeouts), its atomic state
+// (enabled, alive, connection and status counters, latency averages), a
+// lock-free keep-alive connection pool, and the health Prober that brings dead
+// backends back.
+//
+// A Backend is shared by every service and balancer that uses it and survives
+// configuration reloads (the engine reuses it by identity), so all state is
+// kept in atomics that the data path, the control API and the prober may touch
+// concurrently without locks.
+package backend
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Defaults applied by New for zero Options fields.
+const (
+	// DefaultConnTO is Pound's default connect timeout (ConnTO 15).
+	DefaultConnTO = 15 * time.Second
+	// DefaultMaxIdle bounds the idle keep-alive connections kept per backend.
+	DefaultMaxIdle = 16
+	// DefaultIdleTimeout is how long an idle pooled connection is trusted.
+	// It is kept below common backend keep-alive timeouts (nginx 75 s,
+	// Go 90 s) so that we, not the backend, usually close first.
+	DefaultIdleTimeout = 10 * time.Second
+)
+
+// DialFunc opens a connection; it has the signature of net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// Options describe one backend. They are plain values so that this package
+// does not depend on the configuration model; the engine fills them in.
+type Options struct {
+	// Network is "tcp" or "unix"; "" means "unix" when Address starts with
+	// "/" and "tcp" otherwise.
+	Network string
+	// Address is "host:port" for tcp or the socket path for unix.
+	Address string
+	// ID is the zproxy backend id ("addr-port"); "" derives it from Address.
+	ID string
+	// Priority is Pound's weight (random/iwrr) or zproxy's priority tier.
+	// It is used as given: Pound's default of 5 is the config's business.
+	Priority int
+	// Weight is zproxy's weight; values below 1 become 1 (zproxy's default).
+	Weight int
+	// ConnLimit caps pending+established connections; 0 = unlimited.
+	ConnLimit int
+	// ConnTO bounds a connect; 0 = DefaultConnTO.
+	ConnTO time.Duration
+	// TimeOut and WSTimeOut are the response and WebSocket idle timeouts;
+	// the engine enforces them, they are stored here for it and the API.
+	TimeOut, WSTimeOut time.Duration
+	// HAPort is a separate liveness address ("host:port", or just "port" to
+	// reuse the backend's host); "" probes the backend address itself.
+	HAPort string
+	// MaxIdle bounds the keep-alive pool: 0 = DefaultMaxIdle, <0 = no pool.
+	MaxIdle int
+	// IdleTimeout is how long an idle conn may be reused; 0 = default.
+	IdleTimeout time.Duration
+	// Disabled starts the backend administratively disabled.
+	Disabled bool
+	// Emergency marks a Pound Emergency backend, used only when no regular
+	// backend is available.
+	Emergency bool
+	// NoPassiveDown keeps a failed Dial from marking the backend dead.
+	// zproxy only trusts its health monitor; Pound kills on dial failure.
+	NoPassiveDown bool
+	// Logger receives the dead/resurrected messages; nil = logrus standard.
+	Logger logrus.FieldLogger
+	// DialContext replaces net.Dialer (tests, SO_MARK); nil = net.Dialer.
+	DialContext DialFunc
+}
+
+// Backend is one backend server: immutable identity plus atomic runtime
+// state. It must not be copied after New.
+type Backend struct {
+	// What balancers read for every candidate, packed together so that a
+	// scan over many backends touches one cache line per backend.
+	enabled, alive atomic.Bool
+	connLimit      int64
+	active         atomic.Int64 // connections checked out (in use)
+	pending        atomic.Int64 // connects in progress
+	latency        atomic.Int64 // EWMA of response time in ns; -1 = none
+
+	// Written once per request, read by the control API.
+	requests    atomic.Int64
+	status      [6]atomic.Int64 // index = status/100; 0 is unused
+	errors      atomic.Int64
+	connectTime atomic.Int64 // average connect time in ns; -1 = none
+	probing     atomic.Bool  // a health probe is in flight
+
+	pool pool
+
+	hookMu  sync.Mutex // serialises OnChange registrations, not flips
+	hookSeq uint64
+	hooks   atomic.Pointer[[]hook]
+
+	network, address, id string
+	probeNet, probeAddr  string
+	hasHA                bool // a separate HAport is probed
+	priority, weight     int
+	connTO               time.Duration
+	timeout, wsTimeout   time.Duration
+	emergency            bool
+	noPassiveDown        bool
+	log                  logrus.FieldLogger
+	dial                 DialFunc
+}
+
+// New builds a Backend from o, applying the documented defaults. It starts
+// alive (Pound and zproxy both assume a configured backend works until
+// proven otherwise) and enabled unless o.Disabled.
+func New(o Options) *Backend {
+	b := &Backend{
+		network:       o.Network,
+		address:       o.Address,
+		id:            o.ID,
+		priority:      o.Priority,
+		weight:        max(o.Weight, 1),
+		connLimit:     int64(max(o.ConnLimit, 0)),
+		connTO:        o.ConnTO,
+		timeout:       o.TimeOut,
+		wsTimeout:     o.WSTimeOut,
+		emergency:     o.Emergency,
+		noPassiveDown: o.NoPassiveDown,
+		log:           o.Logger,
+		dial:          o.DialContext,
+	}
+	if b.network == "" {
+		b.network = "tcp"
+		if strings.HasPrefix(b.address, "/") {
+			b.network = "unix"
+		}
+	}
+	if b.id == "" {
+		b.id = defaultID(b.network, b.address)
+	}
+	if b.connTO <= 0 {
+		b.connTO = DefaultConnTO
+	}
+	if b.log == nil {
+		b.log = logrus.StandardLogger()
+	}
+	if b.dial == nil {
+		b.dial = (&net.Dialer{}).DialContext
+	}
+	b.probeNet, b.probeAddr = probeTarget(b.network, b.address, o.HAPort)
+	b.hasHA = o.HAPort != ""
+	b.enabled.Store(!o.Disabled)
+	b.alive.Store(true)
+	b.latency.Store(-1)
+	b.connectTime.Store(-1)
+	b.pool.init(o.MaxIdle, o.IdleTimeout)
+	return b
+}
+
+// defaultID derives zproxy's "addr-port" id; unix sockets keep their path.
+func defaultID(network, address string) string {
+	if network != "tcp" {
+		return address
+	}
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return address
+	}
+	return host + "-" + port
+}
+
+// probeTarget resolves Pound's HAport: a bare port (or ":port") reuses the
+// backend's host, because classic configs write "HAport 8081".
+func probeTarget(network, address, ha string) (string, string) {
+	if ha == "" {
+		return network, address
+	}
+	if !strings.Contains(ha, ":") || strings.HasPrefix(ha, ":") {
+		host := "127.0.0.1"
+		if network == "tcp" {
+			if h, _, err := net.SplitHostPort(address); err == nil && h != "" {
+				host = h
+			}
+		}
+		return "tcp", net.JoinHostPort(host, strings.TrimPrefix(ha, ":"))
+	}
+	return "tcp", ha
+}
+
+// Network returns "tcp" or "unix".
+func (b *Backend) Network() string { return b.network }
+
+// Address returns the dial address (host:port or socket path).
+func (b *Backend) Address() string { return b.address }
+
+// String returns the address, the form Pound uses in its log lines.
+func (b *Backend) String() string { return b.address }
+
+// ID returns the zproxy-style identifier ("addr-port").
+func (b *Backend) ID() string { return b.id }
+
+// Priority returns the configured Priority (Pound weight or zproxy tier).
+func (b *Backend) Priority() int { return b.priority }
+
+// Weight returns the zproxy weight (at least 1).
+func (b *Backend) Weight() int { return b.weight }
+
+// ConnLimit returns the connection limit; 0 = unlimited.
+func (b *Backend) ConnLimit() int { return int(b.connLimit) }
+
+// ConnTO returns the connect timeout.
+func (b *Backend) ConnTO() time.Duration { return b.connTO }
+
+// TimeOut returns the configured response timeout (0 = engine default).
+func (b *Backend) TimeOut() time.Duration { return b.timeout }
+
+// WSTimeOut returns the configured WebSocket idle timeout.
+func (b *Backend) WSTimeOut() time.Duration { return b.wsTimeout }
+
+// Emergency reports whether this is a Pound Emergency backend.
+func (b *Backend) Emergency() bool { return b.emergency }
+
+// ProbeAddress returns the network and address health probes connect to.
+func (b *Backend) ProbeAddress() (network, address string) { return b.probeNet, b.probeAddr }

@@ -1,0 +1,196 @@
+package backend
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// DefaultAlive is Pound's default health-check interval (Alive 30).
+const DefaultAlive = 30 * time.Second
+
+// ProberConfig configures a Prober.
+type ProberConfig struct {
+	// Interval is Pound's Alive: how often dead backends are probed.
+	// 0 = DefaultAlive.
+	Interval time.Duration
+	// CheckAlive also probes live backends and marks them dead when the
+	// probe fails: zproxy's monitor. Classic Pound does this only for
+	// backends with an HAport, which happens regardless of this flag.
+	CheckAlive bool
+}
+
+// Prober is the health checker. Every Interval it starts a TCP connect probe
+// (within the backend's ConnTO, to HAPort or the backend address) for each
+// enabled backend that needs one, and resurrects a dead backend the moment
+// its probe connects. Probes run in their own goroutines, at most one per
+// backend (even across Probers, which overlap during a reload), so a
+// blackholed backend never delays the others or the traffic.
+type Prober struct {
+	cfg ProberConfig
+
+	mu      sync.Mutex
+	set     map[*Backend]struct{}
+	ctx     context.Context // nil until Start
+	cancel  context.CancelFunc
+	stopped bool
+	loop    chan struct{} // closed when the ticker goroutine exits
+	wg      sync.WaitGroup
+	ticks   <-chan time.Time // tests drive rounds by hand; nil = ticker
+	onRound func()           // tests: called after each ticked round
+}
+
+// NewProber returns a Prober that does nothing until Start.
+func NewProber(cfg ProberConfig) *Prober {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultAlive
+	}
+	return &Prober{cfg: cfg, set: make(map[*Backend]struct{})}
+}
+
+// Add puts backends under watch (on start and on reload). A dead one is
+// probed at once if the Prober runs, rather than an interval later.
+func (p *Prober) Add(bs ...*Backend) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range bs {
+		p.set[b] = struct{}{}
+		if !b.Alive() && b.Enabled() {
+			p.launchLocked(b)
+		}
+	}
+}
+
+// Remove stops watching backends; a probe already in flight still finishes.
+func (p *Prober) Remove(bs ...*Backend) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range bs {
+		delete(p.set, b)
+	}
+}
+
+// Start runs the probe loop until ctx ends or Stop is called, beginning with
+// one round at once (zproxy probes new backends immediately). Calling Start
+// twice does nothing.
+func (p *Prober) Start(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ctx != nil || p.stopped {
+		return
+	}
+	p.ctx, p.cancel = context.WithCancel(ctx)
+	p.loop = make(chan struct{})
+	go p.run(p.ctx, p.loop)
+	p.roundLocked()
+}
+
+// Stop ends the loop, cancels the probes in flight and waits for all of
+// them, so no goroutine outlives it. The Prober cannot be restarted.
+func (p *Prober) Stop() {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.stopped = true
+	if p.cancel != nil {
+		p.cancel()
+	}
+	loop := p.loop
+	p.mu.Unlock()
+	if loop != nil {
+		<-loop
+	}
+	p.wg.Wait()
+}
+
+// Check starts a probe of b now unless one is in flight or the Prober is
+// not running, and reports whether it started one. The engine calls it
+// when the API re-enables a backend (zproxy probes it at once).
+func (p *Prober) Check(b *Backend) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.launchLocked(b)
+}
+
+func (p *Prober) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	ticks := p.ticks
+	if ticks == nil {
+		t := time.NewTicker(p.cfg.Interval)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+			p.mu.Lock()
+			p.roundLocked()
+			p.mu.Unlock()
+			if p.onRound != nil {
+				p.onRound()
+			}
+		}
+	}
+}
+
+// roundLocked is one tick: reap idle conns, probe whoever needs it.
+func (p *Prober) roundLocked() {
+	for b := range p.set {
+		b.ReapIdle()
+		if p.wants(b) {
+			p.launchLocked(b)
+		}
+	}
+}
+
+// wants reports whether b needs a probe this round. Disabled backends are
+// never probed (zproxy); live ones only with CheckAlive or an HAport
+// (classic Pound kills a live backend whose HAport stops answering).
+func (p *Prober) wants(b *Backend) bool {
+	if !b.Enabled() {
+		return false
+	}
+	return !b.Alive() || p.cfg.CheckAlive || b.hasHA
+}
+
+// launchLocked starts one probe goroutine for b if none is in flight. The
+// caller holds p.mu, which orders wg.Add before Stop's wg.Wait.
+func (p *Prober) launchLocked(b *Backend) bool {
+	if p.ctx == nil || p.stopped || !b.probing.CompareAndSwap(false, true) {
+		return false
+	}
+	p.wg.Add(1)
+	go func(ctx context.Context) {
+		defer p.wg.Done()
+		defer b.probing.Store(false)
+		err := b.Probe(ctx)
+		switch {
+		case err == nil:
+			b.SetAlive(true, "")
+		case ctx.Err() != nil:
+			// Stopped mid-probe: that says nothing about the backend.
+		case b.Alive() && p.wants(b):
+			b.SetAlive(false, "probe: "+err.Error())
+		}
+	}(p.ctx)
+	return true
+}
+
+// Probe connects to the backend's probe address within ConnTO and closes
+// the connection again; the connect latency feeds ConnectTime (zproxy's
+// monitor sample). It does not change the alive state: the Prober does.
+func (b *Backend) Probe(ctx context.Context) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, b.connTO)
+	defer cancel()
+	nc, err := b.dial(ctx, b.probeNet, b.probeAddr)
+	if err != nil {
+		return err
+	}
+	ewma(&b.connectTime, int64(time.Since(start)), connectShift)
+	return nc.Close()
+}

@@ -1,0 +1,109 @@
+package backend
+
+// hook is one OnChange registration; id lets its remover find it again.
+type hook struct {
+	id uint64
+	fn func()
+}
+
+// Enabled reports the administrative state (API enable/disable).
+func (b *Backend) Enabled() bool { return b.enabled.Load() }
+
+// Alive reports the operational state (health probes, dial failures).
+func (b *Backend) Alive() bool { return b.alive.Load() }
+
+// Available reports whether a new request may be sent here now: enabled,
+// alive and not over ConnLimit. zproxy's rule is kept exactly: over when
+// limit > 0 && limit < pending+established, so limit+1 concurrent connects
+// still pass (the check and the connect are not atomic there either).
+func (b *Backend) Available() bool {
+	if !b.enabled.Load() || !b.alive.Load() {
+		return false
+	}
+	return b.connLimit == 0 || b.connLimit >= b.pending.Load()+b.active.Load()
+}
+
+// SetEnabled flips the administrative state and reports whether it changed.
+// Disabling drops idle pooled connections and resets the connect-time
+// average (zproxy shows 0 for a disabled backend).
+func (b *Backend) SetEnabled(on bool) bool {
+	if !b.enabled.CompareAndSwap(!on, on) {
+		return false
+	}
+	if !on {
+		b.CloseIdle()
+		b.connectTime.Store(-1)
+	}
+	b.notify()
+	return true
+}
+
+// SetAlive flips the operational state and reports whether it changed. The
+// transition is logged once, in Pound's words: "Backend ADDR dead (reason)"
+// and "Backend ADDR resurrected". A dead backend's idle conns are dropped.
+func (b *Backend) SetAlive(on bool, reason string) bool {
+	if !b.alive.CompareAndSwap(!on, on) {
+		return false
+	}
+	if on {
+		b.log.Infof("Backend %s resurrected", b.address)
+	} else {
+		b.log.Warnf("Backend %s dead (%s)", b.address, reason)
+		b.CloseIdle()
+	}
+	b.notify()
+	return true
+}
+
+// OnChange registers fn to run synchronously after every enabled or alive
+// flip, so balancers can republish their eligible set. It returns a function
+// that unregisters fn; balancers call it when a reload replaces them, since a
+// Backend outlives the balancers built around it.
+func (b *Backend) OnChange(fn func()) (remove func()) {
+	b.hookMu.Lock()
+	defer b.hookMu.Unlock()
+	b.hookSeq++
+	id := b.hookSeq
+	var hs []hook
+	if old := b.hooks.Load(); old != nil {
+		hs = append(hs, *old...)
+	}
+	hs = append(hs, hook{id: id, fn: fn})
+	b.hooks.Store(&hs)
+	return func() { b.removeHook(id) }
+}
+
+// removeHook publishes a copy without id; flips in progress keep the old
+// slice, which is harmless because the callbacks are idempotent rebuilds.
+func (b *Backend) removeHook(id uint64) {
+	b.hookMu.Lock()
+	defer b.hookMu.Unlock()
+	old := b.hooks.Load()
+	if old == nil {
+		return
+	}
+	hs := make([]hook, 0, len(*old))
+	for _, h := range *old {
+		if h.id != id {
+			hs = append(hs, h)
+		}
+	}
+	b.hooks.Store(&hs)
+}
+
+// HookCount is the number of registered OnChange callbacks, so that the
+// engine and tests can verify replaced balancers detached themselves.
+func (b *Backend) HookCount() int {
+	if hs := b.hooks.Load(); hs != nil {
+		return len(*hs)
+	}
+	return 0
+}
+
+func (b *Backend) notify() {
+	if hs := b.hooks.Load(); hs != nil {
+		for _, h := range *hs {
+			h.fn()
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package backend
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// ewmaShift sets the response-time smoothing to 1/8 per sample, the TCP
+// SRTT gain: a 20 ms outlier moves the average by 2.5 ms, a persistent
+// change is followed within a few dozen requests.
+const ewmaShift = 3
+
+// Active returns the connections currently checked out to requests
+// (zproxy "connections"); idle pooled connections are not load.
+func (b *Backend) Active() int64 { return b.active.Load() }
+
+// Pending returns the connects in progress (zproxy "pending-connections").
+func (b *Backend) Pending() int64 { return b.pending.Load() }
+
+// Requests returns the number of finished requests (Done calls).
+func (b *Backend) Requests() int64 { return b.requests.Load() }
+
+// StatusCount returns how many responses of class n (1..5, i.e. 1xx..5xx)
+// this backend sent; other n yield 0.
+func (b *Backend) StatusCount(class int) int64 {
+	if class < 1 || class > 5 {
+		return 0
+	}
+	return b.status[class].Load()
+}
+
+// Errors returns the requests that ended without a valid response status.
+func (b *Backend) Errors() int64 { return b.errors.Load() }
+
+// Latency returns the moving average response time, or -1 before the first
+// sample (the value zproxy's API prints for "no data").
+func (b *Backend) Latency() time.Duration { return time.Duration(b.latency.Load()) }
+
+// ConnectTime returns the average connect latency (dials and health probes),
+// or -1 before the first sample.
+func (b *Backend) ConnectTime() time.Duration { return time.Duration(b.connectTime.Load()) }
+
+// Done records a finished request: status is the backend's response code,
+// or a value outside 100..599 (use 0) when no valid response arrived, which
+// counts as an error and leaves the latency average alone. c may be nil.
+func (b *Backend) Done(c *Conn, status int, latency time.Duration) {
+	b.requests.Add(1)
+	if c != nil {
+		c.requests++
+	}
+	if status < 100 || status > 599 {
+		b.errors.Add(1)
+		return
+	}
+	b.status[status/100].Add(1)
+	ewma(&b.latency, int64(max(latency, 0)), ewmaShift)
+}
+
+// ewma folds sample into *p with gain 1/2^shift; a negative *p means "no
+// sample yet" and is replaced outright. Lock-free: a CAS loop.
+func ewma(p *atomic.Int64, sample int64, shift uint) {
+	for {
+		old := p.Load()
+		next := sample
+		if old >= 0 {
+			next = old + (sample-old)>>shift
+		}
+		if p.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}

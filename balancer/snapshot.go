@@ -1,0 +1,212 @@
+package balancer
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+
+	"lbd/backend"
+)
+
+// maxRing bounds a round-robin ring (64 KiB of uint32). Real weights are far
+// below it (Pound's default Priority 5 × 256 backends = 1280 slots); larger
+// weight sums are scaled down proportionally, which keeps the shares but not
+// the exact interleaving.
+const maxRing = 1 << 14
+
+// maxWeight caps a weight (Pound 4 allows Priority up to 65535).
+const maxWeight = 1 << 20
+
+// snapshot is the immutable eligible set published to Pick.
+type snapshot struct {
+	groups   [2]group // 0 = regular, 1 = emergency
+	priority int      // zproxy service priority; 0 in PoundMode
+}
+
+// group holds the eligible backends of one tier, in config order, plus the
+// tables the algorithm needs: a ring for iwrr/round robin, an alias table for
+// weighted random.
+type group struct {
+	bs    []*backend.Backend
+	w     []int64
+	ring  []uint32 // indexes into bs, one cycle of the sequence
+	thr   []uint64 // alias method: keep index i if the coin < thr[i]
+	alias []uint32 // ... else take alias[i]
+}
+
+// rebuild computes and publishes a new snapshot from the backends' current
+// enabled/alive state. Serialised by mu, and every flip calls it after its
+// store, so the last rebuild always sees the latest state.
+func (b *Balancer) rebuild() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := &snapshot{}
+	if b.mode == ZproxyMode {
+		s.priority = servicePriority(b.byPrio)
+	}
+	var regular, emergency []*backend.Backend
+	for _, be := range b.all {
+		switch {
+		case !be.Enabled() || !be.Alive() || b.weight(be) <= 0:
+		case be.Emergency():
+			emergency = append(emergency, be)
+		case b.mode == ZproxyMode && be.Priority() > s.priority:
+		default:
+			regular = append(regular, be)
+		}
+	}
+	s.groups[0] = b.newGroup(regular)
+	s.groups[1] = b.newGroup(emergency)
+	b.snap.Store(s)
+}
+
+// weight returns the weight of be in this balancer's mode.
+func (b *Balancer) weight(be *backend.Backend) int64 {
+	if b.mode == ZproxyMode {
+		return int64(be.Weight())
+	}
+	return int64(be.Priority())
+}
+
+func (b *Balancer) newGroup(bs []*backend.Backend) group {
+	g := group{bs: bs, w: make([]int64, len(bs))}
+	for i, be := range bs {
+		// Clamped so that the alias and cross-multiplication arithmetic
+		// cannot overflow whatever the config says.
+		g.w[i] = min(b.weight(be), maxWeight)
+	}
+	if len(bs) == 0 {
+		return g
+	}
+	switch b.kind {
+	case Random:
+		g.thr, g.alias = aliasTable(g.w)
+	case IWRR:
+		g.ring = iwrrRing(ringWeights(g.w))
+	case RoundRobin:
+		g.ring = runRing(ringWeights(g.w))
+	}
+	return g
+}
+
+// servicePriority is zproxy's monitor rule (§3.7): walk the regular
+// backends by ascending Priority starting with p = 1, stop at the first
+// whose Priority exceeds p, and raise p for each unavailable one met. A dead
+// prio-1 backend thus lets the prio-2 tier in.
+func servicePriority(byPrio []*backend.Backend) int {
+	p := 1
+	for _, be := range byPrio {
+		if be.Priority() > p {
+			break
+		}
+		if !be.Enabled() || !be.Alive() {
+			p++
+		}
+	}
+	return p
+}
+
+// sortedByPriority returns the regular backends stably sorted by Priority.
+func sortedByPriority(all []*backend.Backend) []*backend.Backend {
+	var out []*backend.Backend
+	for _, be := range all {
+		if !be.Emergency() {
+			out = append(out, be)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y *backend.Backend) int { return cmp.Compare(x.Priority(), y.Priority()) })
+	return out
+}
+
+// ringWeights scales w down when its sum exceeds maxRing; every backend
+// keeps at least one slot.
+func ringWeights(w []int64) []int64 {
+	var sum int64
+	for _, x := range w {
+		sum += x
+	}
+	if sum <= maxRing {
+		return w
+	}
+	out := make([]int64, len(w))
+	for i, x := range w {
+		out[i] = max(1, x*maxRing/sum)
+	}
+	return out
+}
+
+// iwrrRing lays out one cycle of Pound 4's iwrr_select: in round r each
+// backend with weight > r is used once, in config order. Weights 1,2,5 give
+// A B C B C C C C.
+func iwrrRing(w []int64) []uint32 {
+	idx := make([]uint32, len(w))
+	for i := range idx {
+		idx[i] = uint32(i)
+	}
+	var ring []uint32
+	for r := int64(1); len(idx) > 0; r++ {
+		keep := idx[:0]
+		for _, i := range idx {
+			ring = append(ring, i)
+			if w[i] > r {
+				keep = append(keep, i)
+			}
+		}
+		idx = keep
+	}
+	return ring
+}
+
+// runRing lays out zproxy's ROUND_ROBIN: each backend weight times in a row,
+// in config order. Weights 2,1 give A A B.
+func runRing(w []int64) []uint32 {
+	var ring []uint32
+	for i, x := range w {
+		for range x {
+			ring = append(ring, uint32(i))
+		}
+	}
+	return ring
+}
+
+// aliasTable builds Vose's alias method for exact O(1) weighted random
+// choice. Probabilities are kept as 64-bit fixed-point fractions: entry i is
+// kept with probability thr[i]/2^64, else alias[i] is taken.
+func aliasTable(w []int64) ([]uint64, []uint32) {
+	n := uint64(len(w))
+	var total uint64
+	for _, x := range w {
+		total += uint64(x)
+	}
+	q := make([]uint64, n) // scaled so that the average is total
+	var small, large []uint32
+	for i, x := range w {
+		q[i] = uint64(x) * n
+		if q[i] < total {
+			small = append(small, uint32(i))
+		} else {
+			large = append(large, uint32(i))
+		}
+	}
+	thr := make([]uint64, n)
+	alias := make([]uint32, n)
+	for len(small) > 0 && len(large) > 0 {
+		l := small[len(small)-1]
+		small = small[:len(small)-1]
+		g := large[len(large)-1]
+		thr[l], _ = bits.Div64(q[l], 0, total) // q[l] < total: no overflow
+		alias[l] = g
+		q[g] -= total - q[l]
+		if q[g] < total {
+			large = large[:len(large)-1]
+			small = append(small, g)
+		}
+	}
+	// Whatever is left has probability 1 (up to rounding): always keep it.
+	for _, i := range append(small, large...) {
+		thr[i] = math.MaxUint64
+		alias[i] = i
+	}
+	return thr, alias
+}
