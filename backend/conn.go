@@ -30,6 +30,12 @@ type Conn struct {
 	requests  int          // Done calls made with this conn
 	out       atomic.Bool  // checked out: counted in b.active
 	peek      peeker       // non-blocking "closed while idle?" check
+
+	// ReadDeadline and WriteDeadline record the deadlines the user last
+	// set (UnixNano), so a user can skip re-arming a deadline that is
+	// still far enough away; they survive Put because deadlines are not
+	// cleared on return to the pool.
+	ReadDeadline, WriteDeadline int64
 }
 
 // Backend returns the backend this connection leads to.

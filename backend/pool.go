@@ -30,6 +30,13 @@ func (p *pool) init(maxIdle int, idle time.Duration) {
 // Get returns an idle pooled connection, checked out and counted in Active,
 // or ok=false when there is none. Conns idle past IdleTimeout, or that the
 // backend closed while idle, are closed and skipped.
+// peekAfter is how long a conn must have been idle before Get asks the
+// kernel whether the backend closed it: a conn parked a moment ago is
+// almost never stale, and the check costs a system call per request.
+// Requests that still meet a stale conn are retried by the proxy when
+// that is safe.
+const peekAfter = 200 * time.Millisecond
+
 func (b *Backend) Get() (c *Conn, ok bool) {
 	slots := b.pool.slots
 	var now int64
@@ -41,7 +48,8 @@ func (b *Backend) Get() (c *Conn, ok bool) {
 		if now == 0 {
 			now = monoNow()
 		}
-		if now-c.idleSince.Load() > b.pool.idle || !c.peek.idleOK() {
+		idle := now - c.idleSince.Load()
+		if idle > b.pool.idle || (idle > int64(peekAfter) && !c.peek.idleOK()) {
 			c.Conn.Close()
 			continue
 		}
@@ -62,10 +70,6 @@ func (b *Backend) Put(c *Conn) {
 		return
 	}
 	if !b.enabled.Load() || !b.alive.Load() || len(b.pool.slots) == 0 {
-		c.Conn.Close()
-		return
-	}
-	if c.Conn.SetDeadline(time.Time{}) != nil {
 		c.Conn.Close()
 		return
 	}

@@ -292,6 +292,8 @@ func TestStaleConnDetected(t *testing.T) {
 				waitFor(t, "the event to reach the client socket", func() bool { return !c.peek.idleOK() })
 			}
 			b.Put(c)
+			// Only conns parked for longer than peekAfter are checked.
+			c.idleSince.Add(-2 * int64(peekAfter))
 			got, ok := b.Get()
 			if ok != tc.reuse {
 				t.Fatalf("Get ok = %v, want %v", ok, tc.reuse)

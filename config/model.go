@@ -2,17 +2,22 @@
 // zproxy configuration file says, with Pound's defaults applied and every
 // value validated. It holds no runtime state; the engine builds live objects
 // from it. The JSON form (lbd --dump-config) is used by the golden tests.
+//
+// Load turns a file into a *Config. Every diagnostic (error or warning) has
+// Pound 4's form FILE:L.C-L.C: message, and all of them are reported in one
+// run. Directives lbd accepts but does not implement produce the warning
+// `"X" is not supported` and are listed in Config.Unsupported.
 package config
 
 import (
-	"regexp"
-	"time"
+	"crypto/tls"
 
 	"lbd/parser"
 )
 
 // Dialect says whose semantics a configuration expects where Pound and
-// zproxy differ (generated responses, timeout status, control API).
+// zproxy differ (generated responses, timeout status, control API, backend
+// priority).
 type Dialect string
 
 const (
@@ -28,59 +33,68 @@ type Config struct {
 	File    string  `json:"file"`
 	Dialect Dialect `json:"dialect"`
 
-	User        string `json:"user,omitempty"`
-	Group       string `json:"group,omitempty"`
-	RootJail    string `json:"root_jail,omitempty"`
-	Daemon      bool   `json:"daemon"`
-	Threads     int    `json:"threads,omitempty"`
-	LogFacility string `json:"log_facility"` // "-" = stderr
+	User     string `json:"user,omitempty"`
+	Group    string `json:"group,omitempty"`
+	RootJail string `json:"root_jail,omitempty"`
+	Daemon   bool   `json:"daemon"`
+	// Threads is the classic worker count (Pound default 128); lbd uses
+	// goroutines, so it is advisory.
+	Threads     int    `json:"threads"`
+	LogFacility string `json:"log_facility"` // syslog name, or "-" = stderr
 	LogTag      string `json:"log_tag,omitempty"`
 	// LogLevel is a format name: null, regular, extended, vhost_combined,
 	// combined, detailed, or a LogFormat name. Numbers 0..5 map to the
-	// built-in names.
-	LogLevel   string            `json:"log_level"`
+	// built-in names; zproxy's 6..9 (syslog verbosities) map to "detailed".
+	LogLevel string `json:"log_level"`
+	// LogFormats are the LogFormat "name" "format" definitions.
 	LogFormats map[string]string `json:"log_formats,omitempty"`
 	Anonymise  bool              `json:"anonymise"`
-	PIDFile    string            `json:"pid_file,omitempty"`
+	PIDFile    string            `json:"pid_file,omitempty"` // "-" = none
+	// LineBufferSize is Pound 4's maximum request line length (bytes).
+	LineBufferSize int `json:"line_buffer_size"`
 
 	Timeouts Timeouts `json:"timeouts"`
 	Grace    Duration `json:"grace"`
 
-	Balancer     string   `json:"balancer"` // "random" (Pound default) or "iwrr"
-	HeaderOption []string `json:"header_option,omitempty"`
+	Balancer string `json:"balancer"` // "random" (Pound default) or "iwrr"
+	// HeaderOption is the enabled subset of "forwarded" and "ssl".
+	HeaderOption []string `json:"header_option"`
 	IgnoreCase   bool     `json:"ignore_case"`
 
 	Control *Control `json:"control,omitempty"`
-
-	// ErrorFiles maps a status code to a page body read at load time.
-	ErrorFiles map[int]*ErrorPage `json:"error_files,omitempty"`
 
 	Listeners     []*Listener `json:"listeners"`
 	Services      []*Service  `json:"services,omitempty"` // global services
 	NamedBackends []*Backend  `json:"named_backends,omitempty"`
 
 	// Unsupported lists directives lbd accepts but does not implement; each
-	// was reported as a warning.
+	// was reported as a warning. Canonical spelling, first use order.
 	Unsupported []string `json:"unsupported,omitempty"`
 }
 
-// Timeouts are the Pound timers. The zero Duration means "not set here" in a
-// listener or backend, which then inherits the global value.
+// Timeouts are the global Pound timers. Listeners and backends carry their
+// own copies, already resolved against these.
 type Timeouts struct {
-	Alive   Duration `json:"alive"`
-	Client  Duration `json:"client"`
-	TimeOut Duration `json:"timeout"`
-	ConnTO  Duration `json:"connto"`
-	WSTime  Duration `json:"ws_timeout"`
+	Alive   Duration `json:"alive"`      // dead-backend probe interval
+	Client  Duration `json:"client"`     // client idle/read timeout
+	TimeOut Duration `json:"timeout"`    // backend response timeout
+	ConnTO  Duration `json:"connto"`     // backend connect timeout
+	WSTime  Duration `json:"ws_timeout"` // idle timeout of an upgraded connection
 }
 
-// Duration is a time.Duration that marshals as seconds (float) in JSON.
-type Duration time.Duration
+// Locus is the text range of a statement (keyword to last argument, or to
+// End for a block). It marshals as Pound's FILE:L.C-L.C so runtime messages
+// (e.g. SocketFrom's "obtained address") can quote it.
+type Locus parser.Span
+
+// String formats the locus as Pound 4 does.
+func (l Locus) String() string { return parser.Span(l).String() }
 
 // Control is the control socket (Pound `Control "path"` or its block form).
 type Control struct {
+	Pos         Locus  `json:"pos"`
 	Socket      string `json:"socket"`
-	Mode        uint32 `json:"mode"` // default 0600
+	Mode        uint32 `json:"mode"` // default 0600; written octal in the file
 	ChangeOwner bool   `json:"change_owner"`
 }
 
@@ -90,27 +104,50 @@ type ErrorPage struct {
 	Body []byte `json:"-"`
 }
 
+// FileData is a file named by the configuration (CA list, CRL list), read
+// at load so an unreadable file is a configuration error.
+type FileData struct {
+	Path string `json:"path"`
+	Data []byte `json:"-"`
+}
+
+// CertFile is one PEM certificate chain with its private key, parsed at
+// load time as Pound does.
+type CertFile struct {
+	Path string          `json:"path"`
+	Cert tls.Certificate `json:"-"`
+}
+
 // Listener is a ListenHTTP or ListenHTTPS block.
 type Listener struct {
-	Pos        parser.Pos `json:"pos"`
-	Name       string     `json:"name,omitempty"`
-	HTTPS      bool       `json:"https"`
-	Address    string     `json:"address,omitempty"` // IP, hostname, or UNIX path
-	Port       int        `json:"port,omitempty"`
-	SocketFrom string     `json:"socket_from,omitempty"`
+	Pos   Locus  `json:"pos"`
+	Name  string `json:"name,omitempty"`
+	HTTPS bool   `json:"https"`
+	// Address is an IP, a host name, or a UNIX socket path; "" = all
+	// interfaces.
+	Address string `json:"address,omitempty"`
+	Unix    bool   `json:"unix,omitempty"`
+	// Port defaults to 80 (443 for HTTPS); 0 when SocketFrom or a UNIX
+	// socket is used.
+	Port       int    `json:"port,omitempty"`
+	SocketFrom string `json:"socket_from,omitempty"`
 
-	XHTTP       int      `json:"xhttp"`
-	Client      Duration `json:"client,omitempty"`
-	CheckURL    *Pattern `json:"check_url,omitempty"`
-	MaxRequest  int64    `json:"max_request,omitempty"`
-	MaxURI      int      `json:"max_uri,omitempty"`
-	LineBuffer  int      `json:"line_buffer_size,omitempty"`
-	LogLevel    string   `json:"log_level,omitempty"`
-	RewriteLoc  int      `json:"rewrite_location"`
-	RewriteDest bool     `json:"rewrite_destination"`
-	RewriteHost bool     `json:"rewrite_host"`
+	XHTTP      int      `json:"xhttp"`
+	Client     Duration `json:"client"` // resolved: global Client when unset
+	CheckURL   *Pattern `json:"check_url,omitempty"`
+	MaxRequest int64    `json:"max_request,omitempty"` // 0 = unlimited
+	MaxURI     int      `json:"max_uri,omitempty"`     // 0 = unlimited
+	LineBuffer int      `json:"line_buffer_size"`      // resolved: global value
+	LogLevel   string   `json:"log_level,omitempty"`   // "" = follow global
+	// RewriteLoc is RewriteLocation 0..2 (Pound default 1).
+	RewriteLoc int `json:"rewrite_location"`
+	// RewriteLocURL is zproxy's second RewriteLocation argument: also undo
+	// RewriteUrl in Location (default true).
+	RewriteLocURL bool `json:"rewrite_location_url"`
+	RewriteDest   bool `json:"rewrite_destination"`
+	RewriteHost   bool `json:"rewrite_host"`
 
-	HeaderOption []string           `json:"header_option,omitempty"`
+	HeaderOption []string           `json:"header_option"` // resolved
 	Headers      HeaderRules        `json:"headers"`
 	ErrorFiles   map[int]*ErrorPage `json:"error_files,omitempty"`
 	ErrNoSSL     *ErrNoSSL          `json:"err_nossl,omitempty"`
@@ -119,194 +156,55 @@ type Listener struct {
 	Services []*Service `json:"services"`
 }
 
-// ErrNoSSL is zproxy's answer to plain HTTP sent to a TLS port.
+// ErrNoSSL is zproxy's answer to plain HTTP sent to a TLS port: an error
+// page (ErrNoSsl [code] "file") or a redirect (NoSslRedirect [code] "url").
 type ErrNoSSL struct {
-	Status   int    `json:"status,omitempty"`
-	File     string `json:"file,omitempty"`
-	Redirect string `json:"redirect,omitempty"` // NoSslRedirect URL
-	Code     int    `json:"code,omitempty"`     // NoSslRedirect code
+	Status   int        `json:"status,omitempty"`
+	Page     *ErrorPage `json:"page,omitempty"`
+	Redirect string     `json:"redirect,omitempty"`
+	Code     int        `json:"code,omitempty"` // redirect status
 }
 
 // ListenerTLS holds ListenHTTPS settings.
 type ListenerTLS struct {
-	Certs            []string `json:"certs"`
-	Disable          string   `json:"disable,omitempty"` // highest disabled protocol
-	Ciphers          string   `json:"ciphers,omitempty"`
-	HonorCipherOrder bool     `json:"honor_cipher_order"`
-	ClientCert       int      `json:"client_cert"`
-	ClientCertDepth  int      `json:"client_cert_depth,omitempty"`
-	CAList           string   `json:"ca_list,omitempty"`
-	VerifyList       string   `json:"verify_list,omitempty"`
-	CRLList          string   `json:"crl_list,omitempty"`
-	NoHTTPS11        int      `json:"no_https11"`
-	Renegotiation    int      `json:"renegotiation"`
+	Certs []*CertFile `json:"certs"` // first is the default, the rest SNI
+	// Disable is the highest disabled protocol (SSLv2 ... TLSv1_3); it and
+	// every lower one are off.
+	Disable          string    `json:"disable,omitempty"`
+	Ciphers          string    `json:"ciphers,omitempty"`
+	CipherSuites     string    `json:"cipher_suites,omitempty"` // TLS 1.3
+	HonorCipherOrder bool      `json:"honor_cipher_order"`
+	ClientCert       int       `json:"client_cert"`                 // 0..3
+	ClientCertDepth  int       `json:"client_cert_depth,omitempty"` // default 9 when ClientCert > 0
+	CAList           *FileData `json:"ca_list,omitempty"`
+	VerifyList       *FileData `json:"verify_list,omitempty"`
+	CRLList          *FileData `json:"crl_list,omitempty"`
+	NoHTTPS11        int       `json:"no_https11"` // default 2
+	Renegotiation    int       `json:"renegotiation"`
 }
 
 // HeaderRules are the request/response header edits of a listener or
-// service (Pound AddHeader/HeadRemove/SetHeader/DeleteHeader, zproxy
-// Add/Remove Request/Response Header, ReplaceHeader).
+// service. The engine applies removals first, then Set, then Add, as
+// classic Pound and zproxy do. Header values are "Name: value".
 type HeaderRules struct {
-	RequestAdd     []string        `json:"request_add,omitempty"`    // "Name: value"; SetHeader semantics replace same name
-	RequestSet     []string        `json:"request_set,omitempty"`    // Pound 4 SetHeader
-	RequestRemove  []*Pattern      `json:"request_remove,omitempty"` // regex on whole header line
+	// RequestAdd appends (zproxy AddHeader/AddRequestHeader).
+	RequestAdd []string `json:"request_add,omitempty"`
+	// RequestSet replaces a header of the same name (Pound 4 SetHeader and
+	// its deprecated alias AddHeader).
+	RequestSet []string `json:"request_set,omitempty"`
+	// RequestRemove patterns match the whole header line.
+	RequestRemove  []*Pattern      `json:"request_remove,omitempty"`
 	ResponseAdd    []string        `json:"response_add,omitempty"`
 	ResponseRemove []*Pattern      `json:"response_remove,omitempty"`
 	Replace        []ReplaceHeader `json:"replace,omitempty"`
 }
 
-// ReplaceHeader is zproxy's ReplaceHeader Request|Response name match repl.
+// ReplaceHeader is zproxy's ReplaceHeader Request|Response name match repl:
+// in the first header whose name matches Name, the value's Match is
+// replaced by Replacement ($1... expand).
 type ReplaceHeader struct {
 	Response    bool     `json:"response"`
 	Name        *Pattern `json:"name"`
 	Match       *Pattern `json:"match"`
 	Replacement string   `json:"replacement"`
-}
-
-// PatternKind is how a Pound 4 pattern matches (-re -exact -beg -end -contain).
-type PatternKind string
-
-const (
-	MatchRegex   PatternKind = "re"
-	MatchExact   PatternKind = "exact"
-	MatchPrefix  PatternKind = "beg"
-	MatchSuffix  PatternKind = "end"
-	MatchContain PatternKind = "contain"
-)
-
-// Pattern is a compiled matcher. Regexes compile once at load; plain kinds
-// never run a regex.
-type Pattern struct {
-	Kind       PatternKind    `json:"kind"`
-	Text       string         `json:"text"`
-	IgnoreCase bool           `json:"icase,omitempty"`
-	Re         *regexp.Regexp `json:"-"`
-}
-
-// CondKind names a service condition.
-type CondKind string
-
-const (
-	CondURL        CondKind = "url"
-	CondHost       CondKind = "host"
-	CondHeader     CondKind = "header" // HeadRequire / Header
-	CondPath       CondKind = "path"
-	CondQuery      CondKind = "query"
-	CondQueryParam CondKind = "queryparam"
-	CondMethod     CondKind = "method"
-	CondMatch      CondKind = "match" // Match AND|OR ... End
-)
-
-// Condition is one Pound 4 service condition. HeadDeny is a negated header
-// condition.
-type Condition struct {
-	Kind    CondKind     `json:"kind"`
-	Not     bool         `json:"not,omitempty"`
-	Name    string       `json:"name,omitempty"` // header name / query param name
-	Pattern *Pattern     `json:"pattern,omitempty"`
-	Or      bool         `json:"or,omitempty"` // for CondMatch
-	Sub     []*Condition `json:"sub,omitempty"`
-}
-
-// Service is a Service block, in a listener or global.
-type Service struct {
-	Pos        parser.Pos   `json:"pos"`
-	Name       string       `json:"name,omitempty"`
-	Disabled   bool         `json:"disabled"`
-	Conditions []*Condition `json:"conditions,omitempty"` // all must match
-	IgnoreCase bool         `json:"ignore_case"`
-
-	Balancer      string `json:"balancer,omitempty"`       // Pound: random|iwrr
-	RoutingPolicy string `json:"routing_policy,omitempty"` // zproxy policies
-
-	Headers    HeaderRules        `json:"headers"`
-	RewriteURL []RewriteURL       `json:"rewrite_url,omitempty"`
-	RewriteLoc *int               `json:"rewrite_location,omitempty"`
-	STS        int                `json:"strict_transport_security,omitempty"`
-	Redirect   *Redirect          `json:"redirect,omitempty"`
-	Session    *Session           `json:"session,omitempty"`
-	Backends   []*Backend         `json:"backends"`
-	Emergency  []*Backend         `json:"emergency,omitempty"`
-	ErrorFiles map[int]*ErrorPage `json:"error_files,omitempty"`
-}
-
-// RewriteURL is zproxy's RewriteUrl "re" "repl" [last].
-type RewriteURL struct {
-	Pattern     *Pattern `json:"pattern"`
-	Replacement string   `json:"replacement"`
-	Last        bool     `json:"last,omitempty"`
-}
-
-// Redirect is a redirect service or backend.
-type Redirect struct {
-	Code   int    `json:"code"`
-	URL    string `json:"url"`
-	Append bool   `json:"append,omitempty"` // zproxy RedirectAppend
-}
-
-// SessionType is a session pinning kind.
-type SessionType string
-
-const (
-	SessionNone         SessionType = "NONE"
-	SessionIP           SessionType = "IP"
-	SessionBasic        SessionType = "BASIC"
-	SessionURL          SessionType = "URL"
-	SessionParm         SessionType = "PARM"
-	SessionCookie       SessionType = "COOKIE"
-	SessionHeader       SessionType = "HEADER"
-	SessionCookieInsert SessionType = "COOKIEINSERT" // zproxy; BACKENDCOOKIE is an alias
-)
-
-// Session is a Session block.
-type Session struct {
-	Type   SessionType `json:"type"`
-	TTL    Duration    `json:"ttl"`
-	ID     string      `json:"id,omitempty"`
-	Path   string      `json:"path,omitempty"`
-	Domain string      `json:"domain,omitempty"`
-}
-
-// BackendKind distinguishes regular backends from Pound 4 special ones.
-type BackendKind string
-
-const (
-	BackendRegular  BackendKind = "backend"
-	BackendRedirect BackendKind = "redirect"
-	BackendError    BackendKind = "error"
-	BackendMetrics  BackendKind = "metrics"
-	BackendControl  BackendKind = "control"
-)
-
-// Backend is a BackEnd or Emergency block, or a special backend.
-type Backend struct {
-	Pos       parser.Pos  `json:"pos"`
-	Kind      BackendKind `json:"kind"`
-	Name      string      `json:"name,omitempty"` // named backend, or UseBackend reference
-	Address   string      `json:"address,omitempty"`
-	Port      int         `json:"port,omitempty"`
-	Unix      bool        `json:"unix,omitempty"` // Address is a UNIX socket path
-	Priority  int         `json:"priority"`       // Pound weight (default 5) / zproxy priority (default 1)
-	Weight    int         `json:"weight"`         // zproxy weight (default 1)
-	ConnLimit int         `json:"conn_limit,omitempty"`
-	NfMark    int         `json:"nfmark,omitempty"`
-	Disabled  bool        `json:"disabled"`
-	Emergency bool        `json:"emergency,omitempty"`
-	HAPort    *HAPort     `json:"haport,omitempty"`
-	Timeouts  Timeouts    `json:"timeouts"`
-
-	HTTPS      bool   `json:"https"`
-	ServerName string `json:"server_name,omitempty"`
-	Cert       string `json:"cert,omitempty"`
-	Ciphers    string `json:"ciphers,omitempty"`
-	Disable    string `json:"disable,omitempty"`
-
-	Redirect *Redirect  `json:"redirect,omitempty"` // Kind == redirect
-	Status   int        `json:"status,omitempty"`   // Kind == error
-	Page     *ErrorPage `json:"page,omitempty"`     // Kind == error
-}
-
-// HAPort is the classic `HAport [addr] port` liveness probe target.
-type HAPort struct {
-	Address string `json:"address,omitempty"`
-	Port    int    `json:"port"`
 }

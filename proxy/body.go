@@ -35,7 +35,7 @@ func (c *conn) streamRequestBody(st *Listener, bc *backend.Conn) error {
 			done = c.ex.bytes == req.ContentLength
 		}
 		c.r += len(chunk)
-		bc.SetWriteDeadline(time.Now().Add(timeout))
+		backendWrite(bc, time.Now(), timeout)
 		if _, err := bc.Write(chunk); err != nil {
 			return errBackendIO
 		}
@@ -45,21 +45,23 @@ func (c *conn) streamRequestBody(st *Listener, bc *backend.Conn) error {
 	}
 }
 
-// copyN copies exactly n bytes from src to dst through buf, with a read
-// deadline of rto per read (Pound's TimeOut on every backend read, so a
-// trickling backend cannot hold a client forever) and wto per write.
-func copyN(dst, src deadliner, n int64, buf []byte, rto, wto time.Duration) (int64, error) {
+// copyN copies exactly n response body bytes from the backend to the
+// client through buf. Every backend read has a deadline of rto (Pound's
+// TimeOut applies to each read, so a trickling backend cannot hold a
+// client forever) and every client write one of wto.
+func (c *conn) copyN(bc *backend.Conn, n int64, buf []byte, rto, wto time.Duration) (int64, error) {
 	var done int64
 	for done < n {
 		p := buf
 		if int64(len(p)) > n-done {
 			p = p[:n-done]
 		}
-		src.SetReadDeadline(time.Now().Add(rto))
-		k, err := src.Read(p)
+		now := time.Now()
+		backendRead(bc, now, rto)
+		k, err := bc.Read(p)
 		if k > 0 {
-			dst.SetWriteDeadline(time.Now().Add(wto))
-			if _, werr := dst.Write(p[:k]); werr != nil {
+			c.dl.forWrite(c.nc, now, wto)
+			if _, werr := c.nc.Write(p[:k]); werr != nil {
 				return done, errClientIO
 			}
 			done += int64(k)

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"time"
+
+	"lbd/backend"
 )
 
 // lazyDeadline moves a connection deadline only when the one in force
@@ -35,5 +37,19 @@ func (d *lazyDeadline) forRead(c deadliner, now time.Time, timeout time.Duration
 func (d *lazyDeadline) forWrite(c deadliner, now time.Time, timeout time.Duration) {
 	if t, ok := due(&d.write, now, timeout); ok {
 		c.SetWriteDeadline(t)
+	}
+}
+
+// backendRead and backendWrite do the same for a backend connection, whose
+// deadlines are recorded on the pooled conn itself.
+func backendRead(bc *backend.Conn, now time.Time, timeout time.Duration) {
+	if t, ok := due(&bc.ReadDeadline, now, timeout); ok {
+		bc.SetReadDeadline(t)
+	}
+}
+
+func backendWrite(bc *backend.Conn, now time.Time, timeout time.Duration) {
+	if t, ok := due(&bc.WriteDeadline, now, timeout); ok {
+		bc.SetWriteDeadline(t)
 	}
 }

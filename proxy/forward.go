@@ -71,7 +71,7 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole bool) 
 				continue
 			}
 		}
-		bc.SetWriteDeadline(time.Now().Add(b.TimeOut()))
+		backendWrite(bc, c.now, b.TimeOut())
 		if _, err := bc.Write(c.out); err != nil {
 			bc.Close()
 			last = errBackendIO

@@ -62,20 +62,13 @@ func checkRequest(st *Listener, req *http1.Request) int {
 	if cfg == nil {
 		return 0
 	}
-	if cfg.CheckURL != nil && !matchPattern(cfg.CheckURL, req.Target) {
+	if cfg.CheckURL != nil && !cfg.CheckURL.Match(req.Target) {
 		return 501
 	}
 	if cfg.MaxRequest > 0 && req.ContentLength > cfg.MaxRequest {
 		return 413
 	}
 	return 0
-}
-
-func matchPattern(p *config.Pattern, s []byte) bool {
-	if p.Re != nil {
-		return p.Re.Match(s)
-	}
-	return string(s) == p.Text
 }
 
 // fail answers a generated error and closes the connection: after an error

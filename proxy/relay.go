@@ -99,7 +99,7 @@ func (c *conn) readResponseHead(bc *backend.Conn, buf []byte, isHEAD bool) (int,
 				return n, errBadResponse
 			}
 		}
-		bc.SetReadDeadline(time.Now().Add(timeout))
+		backendRead(bc, c.now, timeout)
 		k, err := bc.Read(buf[n:])
 		n += k
 		if k == 0 && err != nil {
@@ -142,7 +142,7 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 	rto := c.ex.be.TimeOut()
 	switch kind {
 	case http1.BodyLength:
-		n, err := copyN(c.nc, bc, c.resp.ContentLength-c.ex.bytes, buf, rto, st.Client)
+		n, err := c.copyN(bc, c.resp.ContentLength-c.ex.bytes, buf, rto, st.Client)
 		c.ex.bytes += n
 		return err == nil, err
 	case http1.BodyChunked:
@@ -150,7 +150,7 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 	}
 	// Close-delimited: relay until the backend closes.
 	for {
-		bc.SetReadDeadline(time.Now().Add(rto))
+		backendRead(bc, time.Now(), rto)
 		k, err := bc.Read(buf)
 		if k > 0 {
 			c.dl.forWrite(c.nc, time.Now(), st.Client)
@@ -173,7 +173,7 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 // connection) is known exactly.
 func (c *conn) copyChunked(st *Listener, bc *backend.Conn, buf []byte, rto time.Duration) (bool, error) {
 	for {
-		bc.SetReadDeadline(time.Now().Add(rto))
+		backendRead(bc, time.Now(), rto)
 		k, err := bc.Read(buf)
 		if k > 0 {
 			n, done, serr := c.chunk.Scan(buf[:k])

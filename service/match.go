@@ -100,42 +100,7 @@ func HeaderLine(head []byte, h *http1.Header) []byte {
 }
 
 func patternMatch(p *config.Pattern, s []byte) bool {
-	if p == nil {
-		return true
-	}
-	if p.Re != nil {
-		return p.Re.Match(s)
-	}
-	t := p.Text
-	switch p.Kind {
-	case config.MatchExact:
-		if p.IgnoreCase {
-			return equalFold(s, t)
-		}
-		return string(s) == t
-	case config.MatchPrefix:
-		return len(s) >= len(t) && cmp(s[:len(t)], t, p.IgnoreCase)
-	case config.MatchSuffix:
-		return len(s) >= len(t) && cmp(s[len(s)-len(t):], t, p.IgnoreCase)
-	case config.MatchContain:
-		if !p.IgnoreCase {
-			return bytes.Contains(s, []byte(t))
-		}
-		for i := 0; i+len(t) <= len(s); i++ {
-			if equalFold(s[i:i+len(t)], t) {
-				return true
-			}
-		}
-		return false
-	}
-	return false
-}
-
-func cmp(s []byte, t string, icase bool) bool {
-	if icase {
-		return equalFold(s, t)
-	}
-	return string(s) == t
+	return p == nil || p.Match(s)
 }
 
 // equalFold compares ASCII case-insensitively without allocating.

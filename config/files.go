@@ -1,0 +1,169 @@
+package config
+
+import (
+	"crypto/tls"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"lbd/parser"
+)
+
+// Files named in the configuration (error pages, certificates, CA lists)
+// resolve against the include directory, as Pound 4 does, and are read at
+// load time so a missing file is a configuration error, not a runtime one.
+
+// maxFileSize bounds what a configuration may make lbd read into memory
+// (error pages, certificates, pattern lists).
+const maxFileSize = 16 << 20
+
+// fileSystem is what loading needs from the operating system; the fuzz
+// target substitutes an in-memory one so arbitrary input cannot make it
+// read devices or glob the whole disk.
+type fileSystem interface {
+	Stat(name string) (fs.FileInfo, error)
+	ReadFile(name string) ([]byte, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+	Glob(pattern string) ([]string, error)
+}
+
+// osFS is the real file system.
+type osFS struct{}
+
+func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
+func (osFS) ReadFile(name string) ([]byte, error)       { return os.ReadFile(name) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+func (osFS) Glob(pattern string) ([]string, error)      { return filepath.Glob(pattern) }
+
+// readRegular reads a regular file of at most maxFileSize bytes.
+func (b *builder) readRegular(path string) ([]byte, error) {
+	st, err := b.fs.Stat(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, errNotRegular
+	case st.Size() > maxFileSize:
+		return nil, errTooBig
+	}
+	return b.fs.ReadFile(path)
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooBig     = errors.New("file too big")
+)
+
+// resolve returns the path a file argument names.
+func (b *builder) resolve(name string) string {
+	if filepath.IsAbs(name) || b.incDir == "" {
+		return name
+	}
+	return filepath.Join(b.incDir, name)
+}
+
+// errText is the reason part of a file error, without the path, so
+// diagnostics do not depend on the machine, capitalised as glibc spells
+// it ("No such file or directory"), which is what Pound and the parser
+// print.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	msg := err.Error()
+	if msg != "" && msg[0] >= 'a' && msg[0] <= 'z' {
+		msg = string(msg[0]-'a'+'A') + msg[1:]
+	}
+	return msg
+}
+
+// readFile reads the regular, non-empty file named by a, reporting
+// Pound's messages at the argument.
+func (b *builder) readFile(a parser.Arg) (string, []byte, bool) {
+	path := b.resolve(a.Text)
+	data, err := b.readRegular(path)
+	switch {
+	case errors.Is(err, errNotRegular) || errors.Is(err, errTooBig):
+		b.errorf(a.Span, "%s: %s", path, err.Error())
+	case err != nil:
+		b.errorf(a.Span, "can't open %s: %s", path, errText(err))
+	case len(data) == 0:
+		b.errorf(a.Span, "%s: empty file", path)
+	default:
+		return path, data, true
+	}
+	return path, nil, false
+}
+
+// errorPage reads a custom error body.
+func (b *builder) errorPage(a parser.Arg) (*ErrorPage, bool) {
+	path, data, ok := b.readFile(a)
+	if !ok {
+		return nil, false
+	}
+	return &ErrorPage{Path: path, Body: data}, true
+}
+
+// fileData reads a CA or CRL list.
+func (b *builder) fileData(a parser.Arg) *FileData {
+	path, data, ok := b.readFile(a)
+	if !ok {
+		return nil
+	}
+	return &FileData{Path: path, Data: data}
+}
+
+// certFile loads one PEM file holding a certificate chain and its key.
+func (b *builder) certFile(a parser.Arg, path string) *CertFile {
+	data, err := b.readRegular(path)
+	if err != nil {
+		b.errorf(a.Span, "can't open %s: %s", path, errText(err))
+		return nil
+	}
+	cert, err := tls.X509KeyPair(data, data)
+	if err != nil {
+		b.errorf(a.Span, "%s: can't load certificate: %s", path, err.Error())
+		return nil
+	}
+	return &CertFile{Path: path, Cert: cert}
+}
+
+// certs loads a Cert argument: a file, a directory of files, or (Pound 4)
+// a glob pattern.
+func (b *builder) certs(a parser.Arg) []*CertFile {
+	path := b.resolve(a.Text)
+	var names []string
+	st, err := b.fs.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		ents, rerr := b.fs.ReadDir(path)
+		if rerr != nil {
+			b.errorf(a.Span, "%s: error opening directory: %s", path, errText(rerr))
+			return nil
+		}
+		for _, e := range ents {
+			if e.Type().IsRegular() {
+				names = append(names, filepath.Join(path, e.Name()))
+			}
+		}
+	case err == nil:
+		names = []string{path}
+	default:
+		names, _ = b.fs.Glob(path)
+		if len(names) == 0 {
+			b.errorf(a.Span, "%s: stat error: %s", path, errText(err))
+			return nil
+		}
+	}
+	sort.Strings(names)
+	var out []*CertFile
+	for _, nm := range names {
+		if c := b.certFile(a, nm); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"strings"
+
+	"lbd/parser"
+)
+
+// tlsProtocols in ascending order; Disable X turns off X and all lower.
+// TLSv1_3 is zproxy's addition.
+var tlsProtocols = []string{"SSLv2", "SSLv3", "TLSv1", "TLSv1_1", "TLSv1_2", "TLSv1_3"}
+
+// protocolRank returns the index of a protocol name (case-insensitive),
+// or -1.
+func protocolRank(name string) int {
+	for i, p := range tlsProtocols {
+		if strings.EqualFold(p, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// raiseDisable keeps the highest disabled protocol.
+func raiseDisable(cur, name string) string {
+	if protocolRank(name) > protocolRank(cur) {
+		return tlsProtocols[protocolRank(name)]
+	}
+	return cur
+}
+
+// ciphers applies Ciphers [-cipherlist|-ciphersuites] "list" ... to the
+// TLS 1.2 list and the TLS 1.3 suites.
+func ciphers(u []unit, list, suites *string) {
+	for _, x := range u {
+		switch {
+		case x.code == 'f' && x.arg.Text == "-ciphersuites":
+			*suites = x.val.Text
+		case x.code == 'f':
+			*list = x.val.Text
+		default:
+			*list = x.arg.Text
+		}
+	}
+}
+
+// addTLSDirectives adds the ListenHTTPS-only statements.
+func addTLSDirectives(t table[*Listener]) {
+	t.add("Cert", "s", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
+		b.lst[l].certSeen = true
+		l.TLS.Certs = append(l.TLS.Certs, b.certs(u[0].arg)...)
+	})
+	t.add("ClientCert", "nn?", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
+		mode, ok := b.intArg(u[0].arg, 0, 3)
+		if !ok {
+			return
+		}
+		depth := int64(0)
+		switch {
+		case mode > 0 && len(u) > 1:
+			if depth, ok = b.intArg(u[1].arg, 0, 9); !ok {
+				return
+			}
+		case mode > 0:
+			depth = 9
+		case len(u) > 1:
+			b.warnf(u[1].arg.Span, "superfluous argument ignored")
+		}
+		l.TLS.ClientCert, l.TLS.ClientCertDepth = int(mode), int(depth)
+	})
+	t.add("Disable", "[sl]", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
+		if protocolRank(u[0].arg.Text) < 0 {
+			b.errorf(u[0].arg.Span, "unrecognized protocol name")
+			return
+		}
+		l.TLS.Disable = raiseDisable(l.TLS.Disable, u[0].arg.Text)
+	})
+	t.add("Ciphers", "[fsl]+", func(_ *builder, l *Listener, _ *parser.Node, u []unit) {
+		ciphers(u, &l.TLS.Ciphers, &l.TLS.CipherSuites)
+	}).withFlags("ciphersuites=", "cipherlist=")
+	t.add("SSLHonorCipherOrder", "b", func(_ *builder, l *Listener, _ *parser.Node, u []unit) {
+		l.TLS.HonorCipherOrder = boolArg(u[0])
+	})
+	t.add("SSLAllowClientRenegotiation", "n", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
+		if n, ok := b.intArg(u[0].arg, 0, 2); ok {
+			l.TLS.Renegotiation = int(n)
+		}
+	})
+	t.add("CAlist", "s", func(b *builder, l *Listener, _ *parser.Node, u []unit) { l.TLS.CAList = b.fileData(u[0].arg) })
+	t.add("VerifyList", "s", func(b *builder, l *Listener, _ *parser.Node, u []unit) { l.TLS.VerifyList = b.fileData(u[0].arg) })
+	t.add("CRLlist", "s", func(b *builder, l *Listener, _ *parser.Node, u []unit) { l.TLS.CRLList = b.fileData(u[0].arg) })
+	t.add("NoHTTPS11", "n", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
+		if n, ok := b.intArg(u[0].arg, 0, 2); ok {
+			l.TLS.NoHTTPS11 = int(n)
+		}
+	})
+}

@@ -1,0 +1,293 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"lbd/parser"
+)
+
+// LoadOptions are the -W features of Pound 4 that change how a file loads.
+type LoadOptions struct {
+	IncludeDir     string // -W include-dir=DIR; "" = dir of the config file
+	NoIncludeDir   bool   // -W no-include-dir: relative names from the working dir
+	NoDNS          bool   // -W no-dns: do not resolve hostnames
+	WarnDeprecated bool   // -W warn-deprecated: Pound 4 "deprecated statement, use X instead" warnings (default off: classic and zproxy syntax are first-class in lbd)
+
+	fsys fileSystem // nil = the operating system; tests substitute one
+}
+
+// Load parses, builds and validates the configuration file at path.
+// warnings are always returned; err is errors.Join of every error
+// diagnostic (each formatted FILE:L.C-L.C: msg), nil on success, in which
+// case cfg is complete: defaults applied and inherited values resolved.
+func Load(path string, opts LoadOptions) (cfg *Config, warnings []*parser.Diagnostic, err error) {
+	inc := includeDir(path, opts)
+	tree, diags := parseFile(path, inc)
+	return build(path, tree, diags, inc, opts)
+}
+
+// LoadBytes is Load for an in-memory file called name (fuzzing, tests).
+// Relative file names resolve as if the file were at name.
+func LoadBytes(name string, src []byte, opts LoadOptions) (*Config, []*parser.Diagnostic, error) {
+	inc := includeDir(name, opts)
+	tree, diags := parseBytes(name, src, inc)
+	return build(name, tree, diags, inc, opts)
+}
+
+// includeDir is where relative Include, Err*, Cert ... names resolve.
+func includeDir(path string, opts LoadOptions) string {
+	switch {
+	case opts.NoIncludeDir:
+		return "."
+	case opts.IncludeDir != "":
+		return opts.IncludeDir
+	}
+	return filepath.Dir(path)
+}
+
+// builder carries the state of one Load: the model under construction and
+// every diagnostic so far.
+type builder struct {
+	fs       fileSystem
+	opts     LoadOptions
+	cfg      *Config
+	incDir   string
+	diags    []*parser.Diagnostic
+	unsup    map[string]bool
+	unitSlab []unit // see units
+	// named backends by name, and the references to resolve in finish
+	named map[string]*Backend
+	refs  []*Backend
+	// what each object set explicitly, for resolution in finish
+	lst  map[*Listener]*listenerExtra
+	svcs map[*Service]*serviceExtra
+	bes  map[*Backend]*backendExtra
+}
+
+// build turns a parsed tree into a validated Config.
+func build(path string, tree *parser.File, pdiags []*parser.Diagnostic, inc string, opts LoadOptions) (*Config, []*parser.Diagnostic, error) {
+	b := &builder{
+		fs:     opts.fsys,
+		opts:   opts,
+		incDir: inc,
+		diags:  append([]*parser.Diagnostic(nil), pdiags...),
+		unsup:  map[string]bool{},
+		named:  map[string]*Backend{},
+		lst:    map[*Listener]*listenerExtra{},
+		svcs:   map[*Service]*serviceExtra{},
+		bes:    map[*Backend]*backendExtra{},
+	}
+	if b.fs == nil {
+		b.fs = osFS{}
+	}
+	b.cfg = newConfig(path)
+	if tree != nil {
+		b.cfg.Dialect = detectDialect(tree.Nodes)
+		if b.cfg.Dialect == DialectZproxy {
+			b.diags = dropEscapeWarnings(b.diags)
+		}
+		walk(b, globalTable, globalUnsupported, b.cfg, tree.Nodes)
+		b.finish()
+	}
+	return b.result()
+}
+
+// dropEscapeWarnings removes the parser's Pound 4 "unrecognized escape"
+// warnings: zproxy has no string escapes, so "\d" in a zproxy regex is
+// simply what was meant, and the text is kept as written either way.
+func dropEscapeWarnings(diags []*parser.Diagnostic) []*parser.Diagnostic {
+	out := diags[:0]
+	for _, d := range diags {
+		if !(d.Warning && strings.HasPrefix(d.Msg, "unrecognized escape")) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// result splits the diagnostics into warnings and a joined error.
+func (b *builder) result() (*Config, []*parser.Diagnostic, error) {
+	var warns []*parser.Diagnostic
+	var errs []error
+	for _, d := range b.diags {
+		if d.Warning {
+			warns = append(warns, d)
+		} else {
+			errs = append(errs, d)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, warns, errors.Join(errs...)
+	}
+	return b.cfg, warns, nil
+}
+
+func (b *builder) errorf(s parser.Span, format string, a ...any) {
+	b.diags = append(b.diags, &parser.Diagnostic{Span: s, Msg: fmt.Sprintf(format, a...)})
+}
+
+func (b *builder) warnf(s parser.Span, format string, a ...any) {
+	b.diags = append(b.diags, &parser.Diagnostic{Span: s, Msg: fmt.Sprintf(format, a...), Warning: true})
+}
+
+// unsupported reports a directive lbd accepts but does not implement.
+func (b *builder) unsupported(name string, s parser.Span) {
+	b.warnf(s, "%q is not supported", name)
+	if !b.unsup[name] {
+		b.unsup[name] = true
+		b.cfg.Unsupported = append(b.cfg.Unsupported, name)
+	}
+}
+
+// stmtSpan is Pound's statement locus: keyword start to the end of the
+// last argument, or to End for a block.
+func stmtSpan(n *parser.Node) parser.Span {
+	s := n.Span
+	if n.Block && n.EndSpan.End.Line > 0 {
+		s.End = n.EndSpan.End
+	} else if len(n.Args) > 0 {
+		s.End = n.Args[len(n.Args)-1].Span.End
+	}
+	return s
+}
+
+// Directive forms: a plain line, a block (Keyword ... End), or either.
+const (
+	formLine  = 'l'
+	formBlock = 'b'
+	formAny   = 'e'
+)
+
+// directive describes one keyword of a section.
+type directive[T any] struct {
+	name  string // canonical spelling, for messages
+	items []argItem
+	flags map[string]bool // -flag → takes an argument; nil = none
+	form  byte
+	fn    func(b *builder, x T, n *parser.Node, u []unit)
+	depr  string // Pound 4 deprecation message, shown with WarnDeprecated
+}
+
+// table maps a lower-cased keyword to its directive.
+type table[T any] map[string]*directive[T]
+
+// add registers a line directive with argument definition args.
+func (t table[T]) add(name, args string, fn func(*builder, T, *parser.Node, []unit)) *directive[T] {
+	d := &directive[T]{name: name, items: parseArgdef(args), form: formLine, fn: fn}
+	t[lower(name)] = d
+	return d
+}
+
+// alias makes name another spelling of an existing directive.
+func (t table[T]) alias(name, of, depr string) {
+	d := *t[lower(of)]
+	d.depr = depr
+	t[lower(name)] = &d
+}
+
+func (d *directive[T]) block() *directive[T] { d.form = formBlock; return d }
+func (d *directive[T]) either() *directive[T] {
+	d.form = formAny
+	return d
+}
+func (d *directive[T]) deprecated(msg string) *directive[T] { d.depr = msg; return d }
+
+// withFlags declares the -flags a directive takes; "name=" takes an argument.
+func (d *directive[T]) withFlags(names ...string) *directive[T] {
+	d.flags = map[string]bool{}
+	for _, f := range names {
+		if f[len(f)-1] == '=' {
+			d.flags[f[:len(f)-1]] = true
+		} else {
+			d.flags[f] = false
+		}
+	}
+	return d
+}
+
+// walk dispatches every node of a section to its directive.
+func walk[T any](b *builder, t table[T], unsup map[string]string, x T, nodes []*parser.Node) {
+	for _, n := range nodes {
+		dispatch(b, t, unsup, x, n)
+	}
+}
+
+func dispatch[T any](b *builder, t table[T], unsup map[string]string, x T, n *parser.Node) {
+	var buf [32]byte
+	key := lowerKey(&buf, n.Keyword)
+	d := t[string(key)]
+	if d == nil {
+		if canon, ok := unsup[string(key)]; ok {
+			b.unsupported(canon, n.Span)
+		} else {
+			b.errorf(n.Span, "unrecognized keyword")
+		}
+		return
+	}
+	if d.form == formLine && n.Block || d.form == formBlock && !n.Block {
+		b.errorf(n.Span, "syntax error")
+		return
+	}
+	if d.depr != "" && b.opts.WarnDeprecated {
+		b.warnf(n.Span, "deprecated statement, %s", d.depr)
+	}
+	units, ok := b.classify(n.Args, d.flags, n)
+	if !ok || !b.matchArgs(d.items, units, n) {
+		return
+	}
+	d.fn(b, x, n, units)
+}
+
+// lowerKey lower-cases an ASCII keyword into buf; map lookups with
+// string(key) then do not allocate. Keywords longer than buf are returned
+// as is, and so match nothing (no directive is that long).
+func lowerKey(buf *[32]byte, kw string) []byte {
+	if len(kw) > len(buf) {
+		return []byte(kw)
+	}
+	for i := 0; i < len(kw); i++ {
+		c := kw[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return buf[:len(kw)]
+}
+
+// lower is an ASCII strings.ToLower that does not allocate for keywords
+// already in lower case.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			buf := []byte(s)
+			for j := i; j < len(buf); j++ {
+				if c := buf[j]; c >= 'A' && c <= 'Z' {
+					buf[j] = c + 'a' - 'A'
+				}
+			}
+			return string(buf)
+		}
+	}
+	return s
+}
+
+// useInstead is Pound's standard deprecation text.
+func useInstead(name string) string { return fmt.Sprintf("use %q instead", name) }
+
+// The keyword tables refer to handlers that walk the tables themselves, so
+// they are filled here rather than in variable initialisers (which would
+// be an initialisation cycle). Order matters: the service table embeds the
+// condition table and the HTTPS table copies the HTTP one.
+func init() {
+	initGlobalTable()
+	initControlTable()
+	initListenerTables()
+	initCondTable()
+	initServiceTable()
+	initSessionTable()
+	initBackendTable()
+}

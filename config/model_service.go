@@ -1,0 +1,206 @@
+package config
+
+import "regexp"
+
+// PatternKind is how a Pound 4 pattern matches (-re -exact -beg -end -contain).
+type PatternKind string
+
+const (
+	// MatchRegex is a regular expression (the default for most directives).
+	MatchRegex PatternKind = "re"
+	// MatchExact compares the whole string (Host's default).
+	MatchExact PatternKind = "exact"
+	// MatchPrefix matches a leading substring (-beg).
+	MatchPrefix PatternKind = "beg"
+	// MatchSuffix matches a trailing substring (-end).
+	MatchSuffix PatternKind = "end"
+	// MatchContain matches any substring (-contain).
+	MatchContain PatternKind = "contain"
+)
+
+// Pattern is a compiled matcher. Regexes compile once at load (Go RE2
+// syntax, a superset of the POSIX ERE Pound uses); plain kinds never run a
+// regex. Use MatchString/Match on the hot path: they do not allocate.
+type Pattern struct {
+	Kind       PatternKind    `json:"kind"`
+	Text       string         `json:"text"`
+	IgnoreCase bool           `json:"icase,omitempty"`
+	Re         *regexp.Regexp `json:"-"`
+}
+
+// CondKind names a service condition.
+type CondKind string
+
+const (
+	// CondURL matches the request target (URL "re").
+	CondURL CondKind = "url"
+	// CondHost matches the Host header value (exact, case-insensitive by default).
+	CondHost CondKind = "host"
+	// CondHeader matches a whole header line (HeadRequire, Header "re"), or
+	// with Name set the value of that header (Header "Name" "re").
+	CondHeader CondKind = "header"
+	// CondPath matches the path part of the URL.
+	CondPath CondKind = "path"
+	// CondQuery matches the query string.
+	CondQuery CondKind = "query"
+	// CondQueryParam matches the value of query parameter Name.
+	CondQueryParam CondKind = "queryparam"
+	// CondMethod matches the request method.
+	CondMethod CondKind = "method"
+	// CondMatch is a Match AND|OR ... End group (Sub), also produced by
+	// pattern -file options.
+	CondMatch CondKind = "match"
+)
+
+// Condition is one Pound 4 service condition. HeadDeny is a negated header
+// condition; `Not X` sets Not on X.
+type Condition struct {
+	Kind    CondKind     `json:"kind"`
+	Not     bool         `json:"not,omitempty"`
+	Name    string       `json:"name,omitempty"` // header name / query param name
+	Pattern *Pattern     `json:"pattern,omitempty"`
+	Or      bool         `json:"or,omitempty"` // for CondMatch: OR instead of AND
+	Sub     []*Condition `json:"sub,omitempty"`
+}
+
+// Service is a Service block, in a listener or global.
+type Service struct {
+	Pos        Locus        `json:"pos"`
+	Name       string       `json:"name,omitempty"`
+	Disabled   bool         `json:"disabled"`
+	Conditions []*Condition `json:"conditions,omitempty"` // all must match
+	IgnoreCase bool         `json:"ignore_case"`
+
+	// Balancer is Pound's algorithm (random|iwrr), resolved from the global
+	// Balancer when unset.
+	Balancer string `json:"balancer"`
+	// RoutingPolicy is zproxy's algorithm: ROUND_ROBIN (default in the
+	// zproxy dialect), LEAST_CONNECTIONS, RESPONSE_TIME, PENDING_CONNECTIONS.
+	RoutingPolicy string `json:"routing_policy,omitempty"`
+
+	Headers    HeaderRules  `json:"headers"`
+	RewriteURL []RewriteURL `json:"rewrite_url,omitempty"`
+	// RewriteLoc is zproxy's per-service RewriteLocation override.
+	RewriteLoc *int `json:"rewrite_location,omitempty"`
+	// STS is zproxy's StrictTransportSecurity max-age in seconds.
+	STS     int      `json:"strict_transport_security,omitempty"`
+	Session *Session `json:"session,omitempty"`
+	// Backends are regular backends and Pound 4 special backends (Kind
+	// redirect, error, metrics, control), in file order; named-backend
+	// references are already resolved.
+	Backends  []*Backend `json:"backends"`
+	Emergency []*Backend `json:"emergency,omitempty"`
+}
+
+// RewriteURL is zproxy's RewriteUrl "re" "repl" [last].
+type RewriteURL struct {
+	Pattern     *Pattern `json:"pattern"`
+	Replacement string   `json:"replacement"`
+	Last        bool     `json:"last,omitempty"`
+}
+
+// Redirect is a redirect backend (Redirect [code] "url").
+type Redirect struct {
+	Code int `json:"code"` // 301 302 303 307 308; default 302
+	// URL is as written, except that a lone "/" path is dropped, as Pound
+	// does; $N, ${VHOST} and %[...] are expanded per request.
+	URL string `json:"url"`
+	// HasURI is Pound's has_uri: the URL had a path, so the request path is
+	// not appended.
+	HasURI bool `json:"has_uri"`
+	Append bool `json:"append,omitempty"` // zproxy RedirectAppend
+}
+
+// SessionType is a session pinning kind.
+type SessionType string
+
+const (
+	// SessionNone means no session pinning.
+	SessionNone SessionType = "NONE"
+	// SessionIP keys on the client address.
+	SessionIP SessionType = "IP"
+	// SessionBasic keys on the Basic-auth credentials.
+	SessionBasic SessionType = "BASIC"
+	// SessionURL keys on the query parameter named by ID.
+	SessionURL SessionType = "URL"
+	// SessionParm keys on the ;param part of the path.
+	SessionParm SessionType = "PARM"
+	// SessionCookie keys on the cookie named by ID.
+	SessionCookie SessionType = "COOKIE"
+	// SessionHeader keys on the header named by ID.
+	SessionHeader SessionType = "HEADER"
+	// SessionCookieInsert is zproxy's injected cookie; BACKENDCOOKIE is an alias.
+	SessionCookieInsert SessionType = "COOKIEINSERT"
+)
+
+// String returns the type's name as Pound's control API prints it.
+func (t SessionType) String() string { return string(t) }
+
+// Session is a Session block.
+type Session struct {
+	Pos    Locus       `json:"pos"`
+	Type   SessionType `json:"type"`
+	TTL    Duration    `json:"ttl"`
+	ID     string      `json:"id,omitempty"`
+	Path   string      `json:"path,omitempty"`
+	Domain string      `json:"domain,omitempty"`
+}
+
+// BackendKind distinguishes regular backends from Pound 4 special ones.
+type BackendKind string
+
+const (
+	// BackendRegular proxies to Address:Port.
+	BackendRegular BackendKind = "backend"
+	// BackendRedirect answers with a redirect (Redirect field).
+	BackendRedirect BackendKind = "redirect"
+	// BackendError answers with Status and an optional Page.
+	BackendError BackendKind = "error"
+	// BackendMetrics serves OpenMetrics text.
+	BackendMetrics BackendKind = "metrics"
+	// BackendControl serves the control API over HTTP.
+	BackendControl BackendKind = "control"
+)
+
+// Backend is a BackEnd or Emergency block, a named backend, or a special
+// backend.
+type Backend struct {
+	Pos  Locus       `json:"pos"`
+	Kind BackendKind `json:"kind"`
+	// Name is the named backend's name, or the name a reference used.
+	Name    string `json:"name,omitempty"`
+	Address string `json:"address,omitempty"`
+	Port    int    `json:"port,omitempty"` // default 80, 443 with HTTPS; 0 for UNIX
+	Unix    bool   `json:"unix,omitempty"` // Address is a UNIX socket path
+	// Priority is Pound's weight (default 5) or zproxy's priority (default 1).
+	Priority  int  `json:"priority"`
+	Weight    int  `json:"weight"`               // zproxy weight (default 1)
+	ConnLimit int  `json:"conn_limit,omitempty"` // zproxy; 0 = unlimited
+	NfMark    int  `json:"nfmark,omitempty"`     // zproxy SO_MARK
+	Disabled  bool `json:"disabled"`
+	Emergency bool `json:"emergency,omitempty"`
+	// HAPort is the classic `HAport [addr] port` liveness probe target.
+	HAPort *HAPort `json:"haport,omitempty"`
+
+	// Timeouts, resolved against the global values (Emergency: 120 s).
+	TimeOut   Duration `json:"timeout"`
+	ConnTO    Duration `json:"connto"`
+	WSTimeOut Duration `json:"ws_timeout"`
+
+	HTTPS        bool      `json:"https"` // implied by Cert, Ciphers, Disable
+	ServerName   string    `json:"server_name,omitempty"`
+	Cert         *CertFile `json:"cert,omitempty"`
+	Ciphers      string    `json:"ciphers,omitempty"`
+	CipherSuites string    `json:"cipher_suites,omitempty"`
+	Disable      string    `json:"disable,omitempty"`
+
+	Redirect *Redirect  `json:"redirect,omitempty"` // Kind == redirect
+	Status   int        `json:"status,omitempty"`   // Kind == error
+	Page     *ErrorPage `json:"page,omitempty"`     // Kind == error
+}
+
+// HAPort is the classic `HAport [addr] port` liveness probe target.
+type HAPort struct {
+	Address string `json:"address,omitempty"`
+	Port    int    `json:"port"`
+}

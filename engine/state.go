@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"os"
+	"strconv"
+	"time"
+
+	"lbd/adminapi"
+	"lbd/backend"
+	"lbd/config"
+	"lbd/service"
+)
+
+// Version is reported by the control API; cmd/lbd sets it.
+var Version = "dev"
+
+var processStart = time.Now()
+
+// State returns a snapshot of everything the control API shows. It reads
+// atomics only, so it never stops traffic.
+func (e *Engine) State() *adminapi.State {
+	e.mu.Lock()
+	g, servers := e.g, e.servers
+	e.mu.Unlock()
+	now := time.Now()
+	st := &adminapi.State{
+		Core: adminapi.Core{
+			Version: Version, PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
+			Workers: adminapi.Workers{Active: int(e.active()), Count: int(e.active()), Min: 0, Max: 0},
+		},
+		LogLevel: g.cfg.LogLevel,
+	}
+	if g.cfg.Control != nil {
+		st.ControlSocket = g.cfg.Control.Socket
+	}
+	for i, l := range g.cfg.Listeners {
+		v := adminapi.Listener{
+			Name: l.Name, Address: l.Address, Port: l.Port, HTTPS: l.HTTPS,
+			Enabled: true, LogLevel: l.LogLevel,
+		}
+		if l.TLS != nil {
+			v.NoHTTPS11 = l.TLS.NoHTTPS11
+		}
+		if i < len(servers) {
+			v.Enabled = servers[i].srv.Enabled()
+			v.Connections = servers[i].srv.Active.Load()
+			v.Pending = v.Connections
+		}
+		for _, s := range g.services[i] {
+			v.Services = append(v.Services, serviceView(s, now))
+		}
+		st.Listeners = append(st.Listeners, v)
+	}
+	for _, s := range g.global {
+		st.Services = append(st.Services, serviceView(s, now))
+	}
+	return st
+}
+
+func (e *Engine) active() int64 {
+	var n int64
+	for _, s := range e.servers {
+		n += s.srv.Active.Load()
+	}
+	return n
+}
+
+func serviceView(s *service.Service, now time.Time) adminapi.Service {
+	v := adminapi.Service{Name: s.Name, Enabled: s.Enabled(), SessionType: "NONE", Priority: 1}
+	if p, ok := s.Algo.(interface{ Priority() int }); ok {
+		v.Priority = p.Priority()
+	}
+	if sp := s.Special; sp != nil {
+		v.Backends = append(v.Backends, specialView(sp))
+		if sp.Kind == config.BackendRedirect && sp.Redirect != nil {
+			v.RedirectCode = sp.Redirect.Code
+		}
+	}
+	index := map[*backend.Backend]int{}
+	for i, b := range s.Backends {
+		index[b] = i
+		v.Backends = append(v.Backends, backendView(b))
+	}
+	if s.Sessions != nil {
+		v.SessionType = s.Cfg.Session.Type.String()
+		ttl := s.Sessions.TTL()
+		s.Sessions.Each(func(key string, b *backend.Backend, last time.Time) bool {
+			v.Sessions = append(v.Sessions, adminapi.Session{
+				Key: key, Backend: index[b], LastSeen: last, Expire: last.Add(ttl),
+			})
+			return true
+		})
+	}
+	return v
+}
+
+func backendView(b *backend.Backend) adminapi.Backend {
+	host, port := splitHostPort(b)
+	return adminapi.Backend{
+		ID: b.ID(), Kind: adminapi.KindRegular, Emergency: b.Emergency(),
+		Address: host, Port: port, Enabled: b.Enabled(), Alive: b.Alive(),
+		Priority: b.Priority(), Weight: b.Weight(), ConnLimit: b.ConnLimit(),
+		ConnTimeout: b.ConnTO(), IOTimeout: b.TimeOut(), WSTimeout: b.WSTimeOut(),
+		Hits2xx: b.StatusCount(2), Hits3xx: b.StatusCount(3), Hits4xx: b.StatusCount(4), Hits5xx: b.StatusCount(5),
+		Requests: b.Requests(), Errors: b.Errors(), Active: b.Active(), Pending: b.Pending(),
+		ResponseTime: b.Latency(), ConnectTime: b.ConnectTime(), RequestTimeAvg: max(b.Latency(), 0),
+	}
+}
+
+func specialView(b *config.Backend) adminapi.Backend {
+	v := adminapi.Backend{Enabled: true, Alive: true, Priority: 1}
+	switch b.Kind {
+	case config.BackendRedirect:
+		v.Kind = adminapi.KindRedirect
+		if b.Redirect != nil {
+			v.RedirectURL, v.RedirectCode, v.HasURI = b.Redirect.URL, b.Redirect.Code, b.Redirect.HasURI
+		}
+	case config.BackendError:
+		v.Kind, v.ErrorStatus = adminapi.KindError, b.Status
+	case config.BackendMetrics:
+		v.Kind = adminapi.KindMetrics
+	case config.BackendControl:
+		v.Kind = adminapi.KindControl
+	}
+	return v
+}
+
+func splitHostPort(b *backend.Backend) (string, int) {
+	if b.Network() == "unix" {
+		return b.Address(), 0
+	}
+	a := b.Address()
+	for i := len(a) - 1; i >= 0; i-- {
+		if a[i] == ':' {
+			p, _ := strconv.Atoi(a[i+1:])
+			host := a[:i]
+			if len(host) > 1 && host[0] == '[' {
+				host = host[1 : len(host)-1]
+			}
+			return host, p
+		}
+	}
+	return a, 0
+}
