@@ -25,6 +25,8 @@ type Options struct {
 	Log       *logrus.Logger
 	AccessOut io.Writer // request log sink
 	Prefix    string    // request log line prefix ("lbd: " on stderr)
+	// Load re-reads the configuration file for Reload (control API).
+	Load func() (*config.Config, error)
 }
 
 // Engine runs one configuration at a time.
@@ -88,6 +90,8 @@ func (e *Engine) Start() error {
 		e.prober.Add(b)
 	}
 	e.prober.Start(ctx)
+	e.wg.Add(1)
+	go e.sweepSessions(ctx)
 	return nil
 }
 
@@ -167,4 +171,30 @@ func (e *Engine) Config() *config.Config {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.g.cfg
+}
+
+// sweepSessions expires idle sessions of the current graph once a second
+// (lookups also drop expired entries; this bounds memory for keys that
+// are never seen again).
+func (e *Engine) sweepSessions(ctx context.Context) {
+	defer e.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			e.mu.Lock()
+			g := e.g
+			e.mu.Unlock()
+			for _, list := range append(g.services, g.global) {
+				for _, s := range list {
+					if s.Sessions != nil {
+						s.Sessions.Sweep(now)
+					}
+				}
+			}
+		}
+	}
 }

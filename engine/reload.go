@@ -8,13 +8,17 @@ import (
 	"lbd/proxy"
 )
 
-// Reload switches to cfg without dropping traffic: listeners whose socket
+// Apply switches to cfg without dropping traffic: listeners whose socket
 // is unchanged keep it (and their connections), new ones are bound, gone
 // ones drain for Grace; backend state and sessions carry over by identity.
 // If a new socket cannot be bound nothing changes.
-func (e *Engine) Reload(cfg *config.Config) error {
+func (e *Engine) Apply(cfg *config.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.reloadLocked(cfg)
+}
+
+func (e *Engine) reloadLocked(cfg *config.Config) error {
 	g := build(cfg, e.g)
 	e.setLogs(g)
 	old := map[string]*server{}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -85,7 +86,16 @@ func loadOptions(features []string) config.LoadOptions {
 type prefixFormatter struct{ prog string }
 
 func (f prefixFormatter) Format(e *logrus.Entry) ([]byte, error) {
-	return []byte(f.prog + ": " + e.Message + "\n"), nil
+	b := append([]byte(f.prog+": "), e.Message...)
+	keys := make([]string, 0, len(e.Data))
+	for k := range e.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b = fmt.Appendf(b, " %s=%v", k, e.Data[k])
+	}
+	return append(b, '\n'), nil
 }
 
 // setupLogging sends daemon messages to stderr (-e or LogFacility -) or
@@ -159,7 +169,14 @@ func serve(o *options, cfg *config.Config) int {
 	if access == os.Stdout {
 		prefix = o.prog + ": "
 	}
-	eng := engine.New(cfg, engine.Options{Log: log, AccessOut: access, Prefix: prefix})
+	engine.Version = Version
+	eng := engine.New(cfg, engine.Options{
+		Log: log, AccessOut: access, Prefix: prefix,
+		Load: func() (*config.Config, error) {
+			c, _, err := config.Load(o.configFile, loadOptions(o.features))
+			return c, err
+		},
+	})
 	log.Info("starting...")
 	if err := eng.Start(); err != nil {
 		log.Errorf("%v", err)
@@ -232,5 +249,5 @@ func reload(o *options, eng *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	return eng.Reload(cfg)
+	return eng.Apply(cfg)
 }

@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"lbd/adminapi"
+	"lbd/backend"
+	"lbd/config"
+	"lbd/service"
+)
+
+// The Engine is the control API's Controller.
+var _ adminapi.Controller = (*Engine)(nil)
+
+// lookup resolves a Ref against the current graph.
+func (e *Engine) lookup(ref adminapi.Ref) (*service.Service, error) {
+	var list []*service.Service
+	switch {
+	case ref.Listener == -1:
+		list = e.g.global
+	case ref.Listener >= 0 && ref.Listener < len(e.g.services):
+		list = e.g.services[ref.Listener]
+	default:
+		return nil, fmt.Errorf("listener %d: %w", ref.Listener, adminapi.ErrNotFound)
+	}
+	if ref.Service < 0 || ref.Service >= len(list) {
+		return nil, fmt.Errorf("service %d: %w", ref.Service, adminapi.ErrNotFound)
+	}
+	return list[ref.Service], nil
+}
+
+// backendAt returns backend i of s as the control API numbers them: a
+// special backend (redirect, error, ...) first, then the regular ones.
+func backendAt(s *service.Service, i int) (*backend.Backend, error) {
+	if s.Special != nil {
+		if i == 0 {
+			return nil, fmt.Errorf("backend %d is a %s backend: %w", i, s.Special.Kind, adminapi.ErrInvalid)
+		}
+		i--
+	}
+	if i < 0 || i >= len(s.Backends) {
+		return nil, fmt.Errorf("backend %d: %w", i, adminapi.ErrNotFound)
+	}
+	return s.Backends[i], nil
+}
+
+// SetEnabled enables or disables a listener, service or backend. Traffic
+// sees the change at its next pick: the flags are atomics and balancers
+// republish their snapshots on a backend flip.
+func (e *Engine) SetEnabled(ref adminapi.Ref, on bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ref.Service < 0 {
+		if ref.Listener < 0 || ref.Listener >= len(e.servers) {
+			return fmt.Errorf("listener %d: %w", ref.Listener, adminapi.ErrNotFound)
+		}
+		e.servers[ref.Listener].srv.SetEnabled(on)
+		return nil
+	}
+	s, err := e.lookup(ref)
+	if err != nil {
+		return err
+	}
+	if ref.Backend < 0 {
+		s.SetEnabled(on)
+		return nil
+	}
+	b, err := backendAt(s, ref.Backend)
+	if err != nil {
+		return err
+	}
+	if b.SetEnabled(on) && on && e.prober != nil {
+		e.prober.Add(b) // probe at once if it was dead meanwhile
+	}
+	return nil
+}
+
+// SetLogLevel changes the request log format of one listener, or the
+// global one (listener -1) for every listener without its own.
+func (e *Engine) SetLogLevel(listener int, level string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if level != "" {
+		if _, ok := formatByName[level]; !ok {
+			if _, named := e.g.cfg.LogFormats[level]; !named {
+				return fmt.Errorf("log format %q: %w", level, adminapi.ErrInvalid)
+			}
+		}
+	}
+	cfg := *e.g.cfg
+	cfg.Listeners = append([]*config.Listener(nil), cfg.Listeners...)
+	if listener < 0 {
+		if level == "" {
+			level = "null"
+		}
+		cfg.LogLevel = level
+	} else {
+		if listener >= len(cfg.Listeners) {
+			return fmt.Errorf("listener %d: %w", listener, adminapi.ErrNotFound)
+		}
+		l := *cfg.Listeners[listener]
+		l.LogLevel = level
+		cfg.Listeners[listener] = &l
+	}
+	return e.reloadLocked(&cfg)
+}
+
+// AddBackend adds a backend to a service at runtime, as zproxy's PUT
+// .../backends: the running config is copied, the backend appended and
+// the copy applied like a reload. The file is not changed, so the next
+// reload drops it (zproxy does the same).
+func (e *Engine) AddBackend(ref adminapi.Ref, spec adminapi.BackendSpec) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ref.Listener < 0 || ref.Listener >= len(e.g.cfg.Listeners) {
+		return fmt.Errorf("listener %d: %w", ref.Listener, adminapi.ErrNotFound)
+	}
+	cfg := *e.g.cfg
+	cfg.Listeners = append([]*config.Listener(nil), cfg.Listeners...)
+	l := *cfg.Listeners[ref.Listener]
+	if ref.Service < 0 || ref.Service >= len(l.Services) {
+		return fmt.Errorf("service %d: %w", ref.Service, adminapi.ErrNotFound)
+	}
+	l.Services = append([]*config.Service(nil), l.Services...)
+	s := *l.Services[ref.Service]
+	if net.ParseIP(spec.Address) == nil || spec.Port <= 0 || spec.Port > 65535 {
+		return fmt.Errorf("address %s port %d: %w", spec.Address, spec.Port, adminapi.ErrInvalid)
+	}
+	for _, b := range s.Backends {
+		if b.Address == spec.Address && b.Port == spec.Port {
+			return fmt.Errorf("backend %s-%d exists: %w", spec.Address, spec.Port, adminapi.ErrConflict)
+		}
+	}
+	nb := &config.Backend{
+		Kind: config.BackendRegular, Address: spec.Address, Port: spec.Port, HTTPS: spec.HTTPS,
+		Weight: max(spec.Weight, 1), Priority: max(spec.Priority, 1), ConnLimit: spec.ConnLimit,
+		TimeOut: cfg.Timeouts.TimeOut, ConnTO: cfg.Timeouts.ConnTO, WSTimeOut: cfg.Timeouts.WSTime,
+	}
+	s.Backends = append(append([]*config.Backend(nil), s.Backends...), nb)
+	l.Services[ref.Service] = &s
+	cfg.Listeners[ref.Listener] = &l
+	return e.reloadLocked(&cfg)
+}
+
+// Reload re-reads the configuration file through Options.Load.
+func (e *Engine) Reload() error {
+	if e.opts.Load == nil {
+		return fmt.Errorf("reload: no configuration file: %w", adminapi.ErrInvalid)
+	}
+	cfg, err := e.opts.Load()
+	if err != nil {
+		return err
+	}
+	return e.Apply(cfg)
+}
+
+// sessionTarget resolves a session-editing ref and optional backend.
+func (e *Engine) sessionTarget(ref adminapi.Ref, bi int) (*service.Service, *backend.Backend, error) {
+	s, err := e.lookup(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Sessions == nil {
+		return nil, nil, fmt.Errorf("service has no sessions: %w", adminapi.ErrInvalid)
+	}
+	if bi < 0 {
+		return s, nil, nil
+	}
+	b, err := backendAt(s, bi)
+	return s, b, err
+}
+
+func lastSeen(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now()
+	}
+	return t
+}
+
+// AddSession inserts or re-points a session.
+func (e *Engine) AddSession(ref adminapi.Ref, sp adminapi.SessionSpec) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, b, err := e.sessionTarget(ref, sp.Backend)
+	if err != nil {
+		return err
+	}
+	if sp.Static {
+		s.Sessions.StoreAt([]byte(sp.Key), b, time.Time{}) // zero time: never expires
+		return nil
+	}
+	s.Sessions.StoreAt([]byte(sp.Key), b, lastSeen(sp.LastSeen))
+	return nil
+}
+
+// MoveSession points an existing session at another backend.
+func (e *Engine) MoveSession(ref adminapi.Ref, sp adminapi.SessionSpec) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, b, err := e.sessionTarget(ref, sp.Backend)
+	if err != nil {
+		return err
+	}
+	if !s.Sessions.Move(sp.Key, b, lastSeen(sp.LastSeen)) {
+		return fmt.Errorf("session %q: %w", sp.Key, adminapi.ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteSession removes one session.
+func (e *Engine) DeleteSession(ref adminapi.Ref, key string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, _, err := e.sessionTarget(ref, -1)
+	if err != nil {
+		return err
+	}
+	if !s.Sessions.Delete(key) {
+		return fmt.Errorf("session %q: %w", key, adminapi.ErrNotFound)
+	}
+	return nil
+}
+
+// FlushSessions removes a service's sessions, or those of one backend.
+func (e *Engine) FlushSessions(ref adminapi.Ref) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, b, err := e.sessionTarget(ref, ref.Backend)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		s.Sessions.DeleteValue(b)
+		return nil
+	}
+	s.Sessions.Flush()
+	return nil
+}
+
+// SyncSessions replaces a service's table; every backend is checked
+// before anything is flushed, so a bad entry changes nothing.
+func (e *Engine) SyncSessions(ref adminapi.Ref, list []adminapi.SessionSpec) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, _, err := e.sessionTarget(ref, -1)
+	if err != nil {
+		return err
+	}
+	bs := make([]*backend.Backend, len(list))
+	for i, sp := range list {
+		if bs[i], err = backendAt(s, sp.Backend); err != nil {
+			return fmt.Errorf("session %q backend %s: %w", sp.Key, strconv.Itoa(sp.Backend), err)
+		}
+	}
+	s.Sessions.Flush()
+	for i, sp := range list {
+		if sp.Static {
+			s.Sessions.StoreAt([]byte(sp.Key), bs[i], time.Time{})
+			continue
+		}
+		s.Sessions.StoreAt([]byte(sp.Key), bs[i], lastSeen(sp.LastSeen))
+	}
+	return nil
+}
