@@ -19,12 +19,15 @@ type exchange struct {
 	bytes   int64 // response body bytes sent to the client
 	gen     bool  // the proxy generated the response
 	closeCl bool  // close the client connection after this exchange
+	// respExtra holds complete header lines ("Name: value\r\n") the
+	// session layer adds to the response (COOKIEINSERT's Set-Cookie).
+	respExtra []byte
 }
 
 // handle serves the request whose head is at buf[r:]. It reports whether
 // the connection may carry another request.
 func (c *conn) handle(st *Listener) bool {
-	c.ex = exchange{start: c.now}
+	c.ex = exchange{start: c.now, respExtra: c.ex.respExtra[:0]}
 	req := &c.req
 	if !c.srv.Enabled() {
 		return c.fail(st, 503)

@@ -173,6 +173,7 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	for _, l := range edits.ResponseAdd {
 		dst = append(dst, l...)
 	}
+	dst = append(dst, c.ex.respExtra...)
 	return append(dst, crlf...)
 }
 
