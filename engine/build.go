@@ -98,7 +98,7 @@ func (b *builder) service(scope string, idx int, s *config.Service) *service.Ser
 	b.next.detach = append(b.next.detach, algo.Close)
 	o := service.Options{Backends: bes, Algo: algo}
 	if s.Session != nil && s.Session.Type != config.SessionNone {
-		o.Sessions, o.Extractor = b.sessions(scope, idx, s)
+		o.Sessions, o.Extractor = b.sessions(scope, idx, s, bes)
 	}
 	return service.New(s, o)
 }
@@ -106,18 +106,28 @@ func (b *builder) service(scope string, idx int, s *config.Service) *service.Ser
 // sessions returns the service's session table: the previous one when the
 // service's session settings did not change (sessions survive reloads),
 // else a new one.
-func (b *builder) sessions(scope string, idx int, s *config.Service) (*session.Table[*backend.Backend], session.Extractor) {
+func (b *builder) sessions(scope string, idx int, s *config.Service, bes []*backend.Backend) (*session.Table[*backend.Backend], session.Extractor) {
 	t, _ := session.ParseType(string(s.Session.Type))
 	ex := session.Extractor{Type: t, ID: []byte(s.Session.ID)}
 	if old := b.prev.findService(scope, idx, s.Name); old != nil && old.Sessions != nil &&
 		sameSession(old.Cfg.Session, s.Session) {
+		// Sessions of backends that left the service disappear; the
+		// others keep pointing at the same (reused) backend objects.
+		keep := make(map[*backend.Backend]bool, len(bes))
+		for _, be := range bes {
+			keep[be] = true
+		}
+		old.Sessions.Remap(func(be *backend.Backend) (*backend.Backend, bool) { return be, keep[be] })
 		return old.Sessions, ex
 	}
 	return session.NewTable[*backend.Backend](time.Duration(s.Session.TTL), sessionCap, time.Now), ex
 }
 
+// sameSession compares what defines a session table (not its position
+// in the file, which moves when lines are added above it).
 func sameSession(a, b *config.Session) bool {
-	return a != nil && b != nil && *a == *b
+	return a != nil && b != nil && a.Type == b.Type && a.TTL == b.TTL &&
+		a.ID == b.ID && a.Path == b.Path && a.Domain == b.Domain
 }
 
 func (g *graph) findService(scope string, idx int, name string) *service.Service {

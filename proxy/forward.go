@@ -35,24 +35,50 @@ func (c *conn) forward(st *Listener, svc *service.Service) bool {
 	if err != nil {
 		return c.failStatus(st, err)
 	}
-	bc, err := c.send(st, svc, key, whole)
-	if err != nil {
-		return c.failStatus(st, err)
-	}
-	if !whole {
-		if err := c.streamRequestBody(st, bc); err != nil {
-			bc.Close()
+	bp := ioPool.Get().(*[]byte)
+	defer ioPool.Put(bp)
+	rb := *bp
+	isHEAD := c.req.MethodID == http1.MethodHEAD
+	for fresh := false; ; fresh = true {
+		bc, err := c.send(st, svc, key, whole, fresh)
+		if err != nil {
 			return c.failStatus(st, err)
 		}
+		if !whole {
+			if err := c.streamRequestBody(st, bc); err != nil {
+				bc.Close()
+				return c.failStatus(st, err)
+			}
+		}
+		n, err := c.readResponseHead(bc, rb[headRoom:], isHEAD)
+		if err == nil {
+			return c.relay(st, svc, bc, rb, n)
+		}
+		bc.Close()
+		c.ex.be.Done(bc, 0, time.Since(c.ex.start))
+		if !fresh && n == 0 && bc.Reused() && whole && retryable(req.MethodID) && !errors.Is(err, errTimeout) {
+			continue // the backend had closed the idle connection we reused
+		}
+		return c.failStatus(st, err)
 	}
-	return c.relay(st, bc)
+}
+
+// retryable reports whether a request may be sent again after a reused
+// connection failed before any response byte: only idempotent methods,
+// as HAProxy, nginx and Go's Transport do.
+func retryable(m http1.Method) bool {
+	switch m {
+	case http1.MethodGET, http1.MethodHEAD, http1.MethodOPTIONS, http1.MethodTRACE:
+		return true
+	}
+	return false
 }
 
 // send offers the request head (and the buffered body) to backends until
 // one takes it. Retrying is safe here: either nothing reached a backend
 // (dial failure), or the write failed on a reused keep-alive connection
 // whose peer had closed it, before any response byte.
-func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole bool) (*backend.Conn, error) {
+func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh bool) (*backend.Conn, error) {
 	tries := st.MaxTries
 	if tries <= 0 {
 		tries = 3
@@ -63,7 +89,11 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole bool) 
 		if b == nil {
 			return nil, last
 		}
-		bc, reused := b.Get()
+		var bc *backend.Conn
+		reused := false
+		if !fresh {
+			bc, reused = b.Get()
+		}
 		if !reused {
 			var err error
 			if bc, err = b.Dial(time.Now().Add(b.ConnTO())); err != nil {
@@ -82,8 +112,8 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole bool) 
 		}
 		c.ex.be = b
 		svc.Pin(key, b)
-		if !whole && c.req.Expect100 {
-			c.nc.Write([]byte(continue100))
+		if !whole && c.req.Expect100 && !fresh {
+			c.nc.Write(continueBody)
 		}
 		return bc, nil
 	}
@@ -142,8 +172,4 @@ func (c *conn) appendBufferedBody() (bool, error) {
 	return true, nil
 }
 
-// statusClass counts a response for the backend's 2xx..5xx counters.
-func statusClass(status int) int { return status / 100 }
 
-var _ = statusClass(0)
-var _ = http1.ErrNeedMore

@@ -5,6 +5,7 @@ import (
 
 	"lbd/backend"
 	"lbd/http1"
+	"lbd/service"
 )
 
 // headRoom is kept free in front of the backend response in the I/O
@@ -12,22 +13,11 @@ import (
 // and both go to the client in one write.
 const headRoom = 2048
 
-var methodHEAD = []byte("HEAD")
-
 // relay reads the backend's response and sends it to the client. It
 // reports whether the client connection can carry another request.
-func (c *conn) relay(st *Listener, bc *backend.Conn) bool {
+func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []byte, n int) bool {
 	b := c.ex.be
-	bp := ioPool.Get().(*[]byte)
-	defer ioPool.Put(bp)
-	rb := *bp
-	isHEAD := string(c.req.Method) == string(methodHEAD)
-	n, err := c.readResponseHead(bc, rb[headRoom:], isHEAD)
-	if err != nil {
-		bc.Close()
-		b.Done(bc, 0, time.Since(c.ex.start))
-		return c.failStatus(st, err)
-	}
+	isHEAD := c.req.MethodID == http1.MethodHEAD
 	resp := &c.resp
 	if resp.Status == 101 {
 		return c.upgrade(st, bc, rb[headRoom:headRoom+n])
@@ -37,6 +27,7 @@ func (c *conn) relay(st *Listener, bc *backend.Conn) bool {
 	c.ex.status = resp.Status
 	c.ex.bytes = 0
 
+	c.learnSession(svc, b)
 	mode := connKeep
 	if !keep {
 		mode = connClose

@@ -34,6 +34,9 @@ type Service struct {
 	// Sessions is nil when the service has no Session block.
 	Sessions  *session.Table[*backend.Backend]
 	Extractor session.Extractor
+	// setCookie and cookieKeys serve COOKIEINSERT (see Learn).
+	setCookie  map[*backend.Backend][]byte
+	cookieKeys map[*backend.Backend][]byte
 }
 
 // Options are what New needs beyond the config block.
@@ -62,6 +65,10 @@ func New(cfg *config.Service, o Options) *Service {
 		}
 	}
 	s.enabled.Store(!cfg.Disabled)
+	if s.Sessions != nil && s.Extractor.Type == session.CookieInsert {
+		s.cookieKeys = make(map[*backend.Backend][]byte, len(s.Backends))
+		s.setCookie = s.cookieLines()
+	}
 	return s
 }
 

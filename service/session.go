@@ -1,0 +1,48 @@
+package service
+
+import (
+	"net/netip"
+	"time"
+
+	"lbd/backend"
+	"lbd/http1"
+	"lbd/session"
+)
+
+// cookieLines precomputes, for zproxy's COOKIEINSERT, the Set-Cookie line
+// each backend's responses carry, so inserting it costs an append.
+func (s *Service) cookieLines() map[*backend.Backend][]byte {
+	cfg := s.Cfg.Session
+	m := make(map[*backend.Backend][]byte, len(s.Backends))
+	for _, b := range s.Backends {
+		ap, err := netip.ParseAddrPort(b.Address())
+		if err != nil {
+			continue // UNIX-socket backends have no zproxy cookie key
+		}
+		key := session.CookieInsertKey(ap)
+		line := append([]byte("Set-Cookie: "), session.AppendSetCookie(nil, cfg.ID, key, cfg.Path, cfg.Domain, time.Duration(cfg.TTL))...)
+		m[b] = append(line, "\r\n"...)
+		s.cookieKeys[b] = []byte(key)
+	}
+	return m
+}
+
+// Learn applies what a response teaches about sessions, given the backend
+// that sent it: COOKIE and HEADER keys the backend set (Pound and zproxy
+// learn those), and for COOKIEINSERT the key of the cookie lbd adds. It
+// returns the header line to add to the response (nil: none).
+func (s *Service) Learn(headers []http1.Header, b *backend.Backend) []byte {
+	if s.Sessions == nil {
+		return nil
+	}
+	if s.Extractor.Type == session.CookieInsert {
+		if key := s.cookieKeys[b]; key != nil {
+			s.Pin(key, b)
+		}
+		return s.setCookie[b]
+	}
+	if key := s.Extractor.ResponseKey(headers); key != nil {
+		s.Pin(key, b)
+	}
+	return nil
+}

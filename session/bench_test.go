@@ -1,0 +1,167 @@
+package session
+
+import (
+	"fmt"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const benchSessions = 1_000_000
+
+// benchKeys are 32-hex-digit keys, the size of a typical PHPSESSID or
+// JSESSIONID value.
+func benchKeys(n, offset int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "%032x", uint64(i+offset)*0x9e3779b97f4a7c15)
+	}
+	return keys
+}
+
+type benchFixture struct {
+	tb   *Table[*fakeBackend]
+	keys [][]byte
+	b    []*fakeBackend
+}
+
+// fixture is one table of 1,000,000 sessions shared by the read-mostly
+// benchmarks (filling it takes about a second).
+var fixture = sync.OnceValue(func() *benchFixture {
+	f := &benchFixture{
+		tb:   NewTable[*fakeBackend](time.Hour, 2*benchSessions, nil),
+		keys: benchKeys(benchSessions, 0),
+	}
+	for i := range 4 {
+		f.b = append(f.b, newFakeBackend(fmt.Sprint("b", i)))
+	}
+	for i, k := range f.keys {
+		f.tb.Store(k, f.b[i%4])
+	}
+	return f
+})
+
+func BenchmarkLookup1M(b *testing.B) {
+	f := fixture()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, ok := f.tb.Lookup(f.keys[i%benchSessions]); !ok {
+			b.Fatal("miss")
+		}
+		i += 7919 // a prime stride: no cache-friendly sequential walk
+	}
+}
+
+func BenchmarkLookupParallel1M(b *testing.B) {
+	f := fixture()
+	b.ReportAllocs()
+	var seed atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(seed.Add(1)) * 104729
+		for pb.Next() {
+			if _, ok := f.tb.Lookup(f.keys[i%benchSessions]); !ok {
+				panic("miss")
+			}
+			i += 7919
+		}
+	})
+}
+
+func BenchmarkLookupMiss1M(b *testing.B) {
+	f := fixture()
+	missing := benchKeys(1024, benchSessions)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, ok := f.tb.Lookup(missing[i%len(missing)]); ok {
+			b.Fatal("hit")
+		}
+		i++
+	}
+}
+
+// BenchmarkStoreRepoint1M re-points existing sessions: the re-pin after a
+// backend dies, and the refresh of a learned session.
+func BenchmarkStoreRepoint1M(b *testing.B) {
+	f := fixture()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		f.tb.Store(f.keys[i%benchSessions], f.b[i%4])
+		i += 7919
+	}
+}
+
+// BenchmarkStoreInsert1M inserts new sessions into a full table of
+// 1,000,000, each evicting the least recently used one.
+func BenchmarkStoreInsert1M(b *testing.B) {
+	tb := NewTable[*fakeBackend](time.Hour, benchSessions, nil)
+	// More keys than the cap, so that every shard is full.
+	for _, k := range benchKeys(benchSessions+benchSessions/5, 0) {
+		tb.Store(k, nil)
+	}
+	fresh := benchKeys(1<<16, 2*benchSessions)
+	be := newFakeBackend("b")
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		// Keys repeat after 65536 inserts, so later ones may re-point.
+		tb.Store(fresh[i%len(fresh)], be)
+		i++
+	}
+	if tb.Len() != benchSessions {
+		b.Fatalf("Len = %d, want %d", tb.Len(), benchSessions)
+	}
+}
+
+// BenchmarkMemory1M reports the heap 1,000,000 sessions take, keys
+// (32 bytes each) included, per session.
+func BenchmarkMemory1M(b *testing.B) {
+	keys := benchKeys(benchSessions, 0)
+	be := newFakeBackend("b")
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tb := NewTable[*fakeBackend](time.Hour, benchSessions, nil)
+		for _, k := range keys {
+			tb.Store(k, be)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/benchSessions, "bytes/session")
+		runtime.KeepAlive(tb)
+	}
+}
+
+func BenchmarkRequestKey(b *testing.B) {
+	req := newRequest("/app;p=1?a=1&b=2&sid=0123456789abcdef",
+		"Host: example.org", "User-Agent: bench", "Accept: */*",
+		"Authorization: Basic dXNlcjpwYXNz",
+		"Cookie: _ga=GA1.2.3; theme=dark; xsid=1; sid=0123456789abcdef0123456789abcdef",
+		"X-Session: 0123456789abcdef")
+	ip := netip.MustParseAddr("192.0.2.1")
+	scratch := make([]byte, 0, MinScratch)
+	for _, tt := range []struct {
+		name string
+		typ  Type
+		id   string
+	}{
+		{"ip", IP, ""}, {"basic", Basic, ""}, {"url", URL, "sid"},
+		{"parm", Parm, ""}, {"cookie", Cookie, "sid"}, {"header", Header, "X-Session"},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			e := &Extractor{Type: tt.typ, ID: []byte(tt.id)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if e.RequestKey(req, ip, scratch) == nil {
+					b.Fatal("no key")
+				}
+			}
+		})
+	}
+}
