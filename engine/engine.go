@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -40,6 +41,7 @@ type Engine struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	started time.Time
+	control http.Handler // Pound API for Control backends in services
 }
 
 // server is one bound listening socket and its proxy server.
@@ -56,7 +58,7 @@ func New(cfg *config.Config, opts Options) *Engine {
 	}
 	e := &Engine{opts: opts}
 	e.g = build(cfg, nil)
-	e.setLogs(e.g)
+	e.attach(e.g)
 	return e
 }
 

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"io"
 	"strconv"
+
+	"lbd/adminapi"
 
 	"lbd/config"
 	"lbd/proxy"
@@ -36,6 +39,20 @@ func accessLog(cfg *config.Config, l *config.Listener) *proxy.AccessLog {
 		return nil
 	}
 	return &proxy.AccessLog{Format: f, Anonymise: cfg.Anonymise}
+}
+
+// attach gives every listener of g what needs the engine itself: the
+// request log sink, and the Metrics and Control special backends.
+func (e *Engine) attach(g *graph) {
+	if e.control == nil {
+		e.control = adminapi.NewPoundHandler(e)
+	}
+	for _, st := range g.listeners {
+		st.Metrics = func(w io.Writer) error { return adminapi.WriteMetrics(w, e.State()) }
+		st.MetricsType = adminapi.MetricsContentType
+		st.Control = e.control
+	}
+	e.setLogs(g)
 }
 
 // setLogs points every listener's request log at the engine's sink.

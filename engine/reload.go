@@ -20,7 +20,7 @@ func (e *Engine) Apply(cfg *config.Config) error {
 
 func (e *Engine) reloadLocked(cfg *config.Config) error {
 	g := build(cfg, e.g)
-	e.setLogs(g)
+	e.attach(g)
 	old := map[string]*server{}
 	for _, s := range e.servers {
 		old[s.key] = s

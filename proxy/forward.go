@@ -171,5 +171,3 @@ func (c *conn) appendBufferedBody() (bool, error) {
 	}
 	return true, nil
 }
-
-

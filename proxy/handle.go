@@ -82,15 +82,3 @@ func (c *conn) fail(st *Listener, status int) bool {
 	c.logRequest(st)
 	return false
 }
-
-// special serves the Pound 4 special backends: Redirect and Error.
-func (c *conn) special(st *Listener, svc *service.Service) bool {
-	b := svc.Special
-	switch b.Kind {
-	case config.BackendRedirect:
-		return c.redirect(st, b.Redirect)
-	case config.BackendError:
-		return c.fail(st, b.Status)
-	}
-	return c.fail(st, 503)
-}

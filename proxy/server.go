@@ -11,7 +11,9 @@ package proxy
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +44,11 @@ type Listener struct {
 	// of the listener and each of its services.
 	Edits    *HeaderEdits
 	SvcEdits map[*service.Service]*HeaderEdits
+	// Metrics writes the OpenMetrics exposition for a Metrics backend and
+	// Control serves the control API for a Control backend (Pound 4).
+	Metrics     func(w io.Writer) error
+	MetricsType string
+	Control     http.Handler
 	// MaxTries bounds how many backends one request may be offered to.
 	MaxTries int
 }
