@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"lbd/backend"
 	"lbd/http1"
 )
 
@@ -47,6 +48,9 @@ type conn struct {
 	chunk http1.ChunkScanner
 	out   []byte // outgoing head under construction
 	ex    exchange
+	// parked are backend connections kept for this client's next
+	// requests (see park.go).
+	parked [maxParked]*backend.Conn
 	key   [64]byte // scratch for session keys built from the address
 }
 
@@ -62,6 +66,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 }
 
 func (c *conn) release() {
+	c.unparkAll()
 	c.nc.Close()
 	c.putBuf()
 	c.srv.track(c, false)

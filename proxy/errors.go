@@ -41,23 +41,56 @@ func Reason(status int) string {
 // formatting. Index [minor][status].
 type ErrorPages struct {
 	pages [2]map[int][]byte
+	lens  map[int]int // body length per status, for the access log (%b)
 }
 
 // NewErrorPages renders every page for the dialect. custom maps a status
 // to a replacement body (Err*/ErrorFile), already read from disk.
 func NewErrorPages(d config.Dialect, custom map[int][]byte) *ErrorPages {
-	e := &ErrorPages{}
+	e := &ErrorPages{lens: make(map[int]int, len(statusText))}
+	statuses := make(map[int]bool, len(statusText)+len(custom))
+	for status := range statusText {
+		statuses[status] = true
+	}
+	for status := range custom {
+		statuses[status] = true // zproxy's Err accepts any 3xx..5xx
+	}
 	for minor := 0; minor < 2; minor++ {
-		e.pages[minor] = make(map[int][]byte, len(statusText))
-		for status := range statusText {
+		e.pages[minor] = make(map[int][]byte, len(statuses))
+		for status := range statuses {
 			body, ok := custom[status]
 			if !ok {
 				body = defaultBody(d, status)
 			}
 			e.pages[minor][status] = renderError(d, minor, status, body)
+			e.lens[status] = len(body)
 		}
 	}
 	return e
+}
+
+// bodyLen is the length of the page body for status (what Page sends).
+func (e *ErrorPages) bodyLen(status int) int {
+	if n, ok := e.lens[status]; ok {
+		return n
+	}
+	return e.lens[500]
+}
+
+// errorBackend answers for a Pound 4 `Error STATUS ["file"]` backend:
+// its own page when it names a file, else the listener's page for the
+// status (src/http.c error_response). The connection closes after it,
+// as the page says Connection: close.
+func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
+	if b.Page == nil {
+		return c.fail(st, b.Status)
+	}
+	page := renderError(st.Dialect, c.req.Minor, b.Status, b.Page.Body)
+	c.dl.forWrite(c.nc, c.now, st.Client)
+	c.nc.Write(page)
+	c.ex.status, c.ex.gen = b.Status, true
+	c.logRequest(st)
+	return false
 }
 
 // Page returns the full response (head and body) for status.
@@ -72,7 +105,10 @@ func (e *ErrorPages) Page(minor, status int) []byte {
 }
 
 func defaultBody(d config.Dialect, status int) []byte {
-	t := statusText[status]
+	t, ok := statusText[status]
+	if !ok {
+		t = [2]string{"Unknown", ""}
+	}
 	code := strconv.Itoa(status)
 	if d == config.DialectZproxy {
 		return []byte("<html>\n<head><title>" + code + " " + t[0] + "</title></head>\n" +
@@ -90,7 +126,7 @@ func defaultBody(d config.Dialect, status int) []byte {
 // own header order.
 func renderError(d config.Dialect, minor, status int, body []byte) []byte {
 	code := strconv.Itoa(status)
-	reason := statusText[status][0]
+	reason := Reason(status)
 	var b []byte
 	if d == config.DialectZproxy {
 		b = append(b, "HTTP/1.0 "+code+" "+reason+"\r\n"+

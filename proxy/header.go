@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"strconv"
+	"strings"
 
 	"lbd/config"
 	"lbd/http1"
@@ -9,93 +10,318 @@ import (
 )
 
 var (
-	hdrXFF       = "X-Forwarded-For"
-	hdrHost      = "Host"
-	hdrExpect    = "Expect"
-	crlf         = "\r\n"
-	chunkedLine  = "Transfer-Encoding: chunked\r\n"
-	upgradeLine  = "Connection: Upgrade\r\n"
-	closeLine    = "Connection: close\r\n"
-	keepLine     = "Connection: keep-alive\r\n"
-	continueBody = []byte(continue100)
+	hdrXFF      = "X-Forwarded-For"
+	hdrXFProto  = "X-Forwarded-Proto"
+	hdrXFPort   = "X-Forwarded-Port"
+	hdrHost     = "Host"
+	hdrExpect   = "Expect"
+	hdrDest     = "Destination"
+	crlf        = "\r\n"
+	chunkedLine = "Transfer-Encoding: chunked\r\n"
+	upgradeLine = "Connection: Upgrade\r\n"
+	closeLine   = "Connection: close\r\n"
+	keepLine    = "Connection: keep-alive\r\n"
 )
 
-// HeaderEdits are the precompiled header rules of a listener or service.
+// HeaderEdits are the precompiled header rules for requests routed to
+// one service of one listener, in the semantics of the configuration's
+// dialect. Everything is prepared at load so that the hot path only
+// walks slices.
 type HeaderEdits struct {
-	RequestRemove  []*config.Pattern // matched against the whole line
-	RequestAdd     []string          // complete lines "Name: value\r\n"
-	RequestSet     []string          // complete lines; replace same-named headers
-	setNames       []string
-	ResponseRemove []*config.Pattern
-	ResponseAdd    []string
+	zproxy bool
+	// levels are Pound 4's request rules: the listener's, then the
+	// service's, each applied as DeleteHeader then SetHeader.
+	levels []editLevel
+	sets   []setLine // every SetHeader line of every level, in order
+	// zproxy: a service's list of a kind replaces the listener's.
+	reqRemove   []*config.Pattern
+	reqReplace  []config.ReplaceHeader // service rules, then listener rules
+	reqAdd      []string               // complete lines with CRLF
+	respRemove  []*config.Pattern
+	respReplace []config.ReplaceHeader
+	respAdd     []string
+	sts         string // "Strict-Transport-Security: max-age=N\r\n"
+	rewriteURL  []config.RewriteURL
+
+	loc         int  // RewriteLocation mode 0..2
+	locURL      bool // zproxy: undo RewriteUrl in Location
+	rewriteDest bool
+	rewriteHost bool
+	lst         listenerFacts
 }
 
-// NewHeaderEdits prepares rules for the hot path: lines are terminated
-// once here, names of SetHeader lines extracted once.
+type editLevel struct {
+	remove []*config.Pattern
+	sets   []int // indexes into HeaderEdits.sets
+}
+
+// setLine is a SetHeader line and its name.
+type setLine struct {
+	line string // without CRLF
+	name string
+}
+
+// NewHeaderEdits prepares Pound 4 rules: each argument is one level
+// (the listener's, then a service's), applied in that order.
 func NewHeaderEdits(rules ...config.HeaderRules) *HeaderEdits {
-	e := &HeaderEdits{}
+	e := &HeaderEdits{loc: 0}
 	for _, r := range rules {
-		e.RequestRemove = append(e.RequestRemove, r.RequestRemove...)
-		e.ResponseRemove = append(e.ResponseRemove, r.ResponseRemove...)
-		for _, l := range r.RequestAdd {
-			e.RequestAdd = append(e.RequestAdd, l+crlf)
+		e.addLevel(r)
+	}
+	return e
+}
+
+// EditsConfig says for which listener and service NewEdits prepares
+// rules; Service is nil for the listener's own.
+type EditsConfig struct {
+	Dialect  config.Dialect
+	Listener *config.Listener
+	Service  *config.Service
+}
+
+// NewEdits prepares the rules and rewrites (RewriteLocation,
+// RewriteDestination, RewriteHost, RewriteUrl, StrictTransportSecurity)
+// for requests of one service of a listener.
+func NewEdits(ec EditsConfig) *HeaderEdits {
+	l, s := ec.Listener, ec.Service
+	e := &HeaderEdits{zproxy: ec.Dialect == config.DialectZproxy, lst: newListenerFacts(l)}
+	if l != nil {
+		e.loc, e.locURL = l.RewriteLoc, l.RewriteLocURL
+		e.rewriteDest, e.rewriteHost = l.RewriteDest, l.RewriteHost
+	}
+	var lr, sr config.HeaderRules
+	if l != nil {
+		lr = l.Headers
+	}
+	if s != nil {
+		sr = s.Headers
+		if s.RewriteLoc != nil {
+			e.loc = *s.RewriteLoc
 		}
-		for _, l := range r.RequestSet {
-			e.RequestSet = append(e.RequestSet, l+crlf)
-			e.setNames = append(e.setNames, headerName(l))
+		e.rewriteURL = s.RewriteURL
+		if s.STS > 0 {
+			e.sts = "Strict-Transport-Security: max-age=" + strconv.Itoa(s.STS) + crlf
 		}
-		for _, l := range r.ResponseAdd {
-			e.ResponseAdd = append(e.ResponseAdd, l+crlf)
+	}
+	if !e.zproxy {
+		e.addLevel(lr)
+		e.addLevel(sr)
+		// Response rules are applied service first, then listener (4.12).
+		e.respRemove = append(append(e.respRemove, sr.ResponseRemove...), lr.ResponseRemove...)
+		e.respAdd = lines(append(append([]string{}, sr.ResponseAdd...), lr.ResponseAdd...))
+		return e
+	}
+	e.reqRemove = override(sr.RequestRemove, lr.RequestRemove)
+	e.respRemove = override(sr.ResponseRemove, lr.ResponseRemove)
+	e.reqAdd = lines(override(append(sr.RequestAdd, sr.RequestSet...), append(lr.RequestAdd, lr.RequestSet...)))
+	e.respAdd = lines(override(sr.ResponseAdd, lr.ResponseAdd))
+	for _, rules := range [][]config.ReplaceHeader{sr.Replace, lr.Replace} {
+		for _, r := range rules {
+			if r.Response {
+				e.respReplace = append(e.respReplace, r)
+			} else {
+				e.reqReplace = append(e.reqReplace, r)
+			}
 		}
 	}
 	return e
 }
 
+func override[T any](svc, lst []T) []T {
+	if len(svc) > 0 {
+		return svc
+	}
+	return lst
+}
+
+func lines(ls []string) []string {
+	out := make([]string, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, l+crlf)
+	}
+	return out
+}
+
+func (e *HeaderEdits) addLevel(r config.HeaderRules) {
+	lv := editLevel{remove: r.RequestRemove}
+	// Pound 4 made AddHeader an alias of SetHeader; a Pound config keeps
+	// them in RequestSet, anything else in RequestAdd is treated alike.
+	for _, l := range append(append([]string{}, r.RequestAdd...), r.RequestSet...) {
+		lv.sets = append(lv.sets, len(e.sets))
+		e.sets = append(e.sets, setLine{line: l, name: headerName(l)})
+	}
+	e.respRemove = append(e.respRemove, r.ResponseRemove...)
+	if len(lv.remove) > 0 || len(lv.sets) > 0 {
+		e.levels = append(e.levels, lv)
+	}
+}
+
 func headerName(line string) string {
-	for i := 0; i < len(line); i++ {
-		if line[i] == ':' {
-			return line[:i]
-		}
+	if i := strings.IndexByte(line, ':'); i >= 0 {
+		return line[:i]
 	}
 	return line
 }
 
-// appendRequestHead writes the request head as it goes to the backend:
-// the request line as received (absolute-form reduced to origin-form),
-// every end-to-end header except those the rules remove, then the
-// forwarding headers and the rules' additions.
+// needBackend reports whether the head depends on the backend picked
+// (RewriteDestination, zproxy RewriteHost); see bindBackend.
+func (e *HeaderEdits) needBackend() bool {
+	return e.rewriteDest || (e.zproxy && e.rewriteHost)
+}
+
+// appendRequestHead writes the request head as it goes to the backend.
 func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte) []byte {
+	e := st.edits(svc)
+	if e == nil {
+		e = noEdits
+	}
+	if e.zproxy {
+		return c.appendZproxyRequest(st, e, dst)
+	}
+	dst = c.appendForwardLine(dst, c.req.Target)
+	if len(e.levels) == 0 {
+		return c.appendPoundHeaders(st, e, dst)
+	}
+	return c.appendPoundHeadersEdited(st, e, dst)
+}
+
+var noEdits = &HeaderEdits{}
+
+// appendForwardLine writes the request line with target (absolute-form
+// is reduced to origin-form: RFC 9112 §3.2.2).
+func (c *conn) appendForwardLine(dst, target []byte) []byte {
 	req := &c.req
-	head := c.head()
 	dst = append(dst, req.Method...)
 	dst = append(dst, ' ')
-	absolute := req.AbsoluteForm
-	if absolute {
+	if req.AbsoluteForm {
 		dst = append(dst, req.Path...)
 		if req.Query != nil {
 			dst = append(dst, '?')
 			dst = append(dst, req.Query...)
 		}
 	} else {
-		dst = append(dst, req.Target...)
+		dst = append(dst, target...)
 	}
 	dst = append(dst, " HTTP/1."...)
 	dst = append(dst, byte('0'+req.Minor))
-	dst = append(dst, crlf...)
-	edits := st.edits(svc)
-	for i := range req.Headers {
-		h := &req.Headers[i]
-		if req.IsHopByHop(h.Name) || (st.Forwarded && eqFold(h.Name, hdrXFF)) ||
-			(absolute && eqFold(h.Name, hdrHost)) || eqFold(h.Name, hdrExpect) ||
-			edits.removesRequest(h, head) {
-			continue
-		}
-		dst = appendHeader(dst, h)
+	return append(dst, crlf...)
+}
+
+// fwdRole is what Pound's forwarding code does to a received header.
+type fwdRole uint8
+
+const (
+	fwdNone  fwdRole = iota
+	fwdSkip          // hop-by-hop, Expect, absolute-form Host: never sent
+	fwdXFF           // first X-Forwarded-For: client address appended
+	fwdProto         // first X-Forwarded-Proto: replaced
+	fwdPort          // first X-Forwarded-Port: replaced
+)
+
+// fwdPlan records which received headers Pound's add_forwarded_headers
+// rewrites in place (the first of each name) and which it appends.
+type fwdPlan struct {
+	xff, proto, port int // index of the first such header, -1 if none
+	on               bool
+	withPort         bool // X-Forwarded-Port only for IP clients
+}
+
+func (c *conn) planForwarded(st *Listener) fwdPlan {
+	p := fwdPlan{xff: -1, proto: -1, port: -1, on: st.Forwarded, withPort: c.client.IsValid()}
+	if !p.on {
+		return p
 	}
-	if absolute {
-		dst = append(dst, "Host: "...)
-		dst = append(dst, req.Host...)
-		dst = append(dst, crlf...)
+	for i := range c.req.Headers {
+		n := c.req.Headers[i].Name
+		switch {
+		case p.xff < 0 && eqFold(n, hdrXFF):
+			p.xff = i
+		case p.proto < 0 && eqFold(n, hdrXFProto):
+			p.proto = i
+		case p.port < 0 && eqFold(n, hdrXFPort):
+			p.port = i
+		}
+	}
+	return p
+}
+
+func (c *conn) role(p *fwdPlan, i int) fwdRole {
+	h := &c.req.Headers[i]
+	if c.req.IsHopByHop(h.Name) || eqFold(h.Name, hdrExpect) ||
+		(c.req.AbsoluteForm && eqFold(h.Name, hdrHost)) {
+		return fwdSkip
+	}
+	switch i {
+	case p.xff:
+		return fwdXFF
+	case p.proto:
+		return fwdProto
+	case p.port:
+		return fwdPort
+	}
+	return fwdNone
+}
+
+// appendPoundHeaders is the fast path: no SetHeader/DeleteHeader rules.
+// Pound 4 (add_forwarded_headers) appends the client to the first
+// X-Forwarded-For in place ("192.0.2.2, 127.0.0.1"), replaces the first
+// X-Forwarded-Proto and -Port in place, and adds the missing ones at the
+// end.
+func (c *conn) appendPoundHeaders(st *Listener, e *HeaderEdits, dst []byte) []byte {
+	p := c.planForwarded(st)
+	for i := range c.req.Headers {
+		dst = c.appendReceived(st, e, &p, i, dst)
+	}
+	dst = c.appendFraming(dst)
+	dst = c.appendMissingForwarded(st, &p, dst)
+	return append(dst, crlf...)
+}
+
+// appendReceived writes received header i as Pound forwards it.
+func (c *conn) appendReceived(st *Listener, e *HeaderEdits, p *fwdPlan, i int, dst []byte) []byte {
+	h := &c.req.Headers[i]
+	switch c.role(p, i) {
+	case fwdSkip:
+		return dst
+	case fwdXFF:
+		return c.appendXFF(dst, h)
+	case fwdProto:
+		return appendLine(dst, hdrXFProto, st.Scheme)
+	case fwdPort:
+		return c.appendXFPort(st, dst)
+	}
+	return appendHeader(dst, h)
+}
+
+// appendXFF writes "Name: value, client" (Pound's H_APPEND; an empty
+// value is replaced).
+func (c *conn) appendXFF(dst []byte, h *http1.Header) []byte {
+	if len(h.Value) == 0 {
+		dst = append(dst, hdrXFF...)
+		dst = append(dst, ": "...)
+	} else {
+		dst = append(dst, h.Name...)
+		dst = append(dst, ": "...)
+		dst = append(dst, h.Value...)
+		dst = append(dst, ", "...)
+	}
+	dst = appendAddr(dst, c.client)
+	return append(dst, crlf...)
+}
+
+func (c *conn) appendXFPort(st *Listener, dst []byte) []byte {
+	dst = append(dst, hdrXFPort...)
+	dst = append(dst, ": "...)
+	dst = strconv.AppendInt(dst, int64(c.listenerPort(st)), 10)
+	return append(dst, crlf...)
+}
+
+// appendFraming adds the lines lbd itself owns: the Host of an
+// absolute-form request and the hop-by-hop framing it re-creates.
+func (c *conn) appendFraming(dst []byte) []byte {
+	req := &c.req
+	if req.AbsoluteForm {
+		dst = appendLine(dst, hdrHost, string(req.Host))
 	}
 	if req.Chunked {
 		dst = append(dst, chunkedLine...)
@@ -103,77 +329,32 @@ func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte)
 	if req.Upgrade {
 		dst = append(dst, upgradeLine...)
 	}
-	if st.Forwarded {
-		dst = c.appendForwarded(st, dst)
-	}
-	for _, l := range edits.RequestSet {
-		dst = append(dst, l...)
-	}
-	for _, l := range edits.RequestAdd {
-		dst = append(dst, l...)
-	}
-	return append(dst, crlf...)
+	return dst
 }
 
-// appendForwarded adds X-Forwarded-For (merged into the client's own, as
-// Pound 4 does: "192.0.2.2, 127.0.0.1"), X-Forwarded-Proto and -Port.
-func (c *conn) appendForwarded(st *Listener, dst []byte) []byte {
-	dst = append(dst, hdrXFF...)
+func (c *conn) appendMissingForwarded(st *Listener, p *fwdPlan, dst []byte) []byte {
+	if !p.on {
+		return dst
+	}
+	if p.xff < 0 {
+		dst = append(dst, hdrXFF...)
+		dst = append(dst, ": "...)
+		dst = appendAddr(dst, c.client)
+		dst = append(dst, crlf...)
+	}
+	if p.proto < 0 {
+		dst = appendLine(dst, hdrXFProto, st.Scheme)
+	}
+	if p.port < 0 && p.withPort {
+		dst = c.appendXFPort(st, dst)
+	}
+	return dst
+}
+
+func appendLine(dst []byte, name, value string) []byte {
+	dst = append(dst, name...)
 	dst = append(dst, ": "...)
-	for i := range c.req.Headers {
-		h := &c.req.Headers[i]
-		if eqFold(h.Name, hdrXFF) && len(h.Value) > 0 {
-			dst = append(dst, h.Value...)
-			dst = append(dst, ", "...)
-		}
-	}
-	dst = c.client.AppendTo(dst)
-	dst = append(dst, "\r\nX-Forwarded-Proto: "...)
-	dst = append(dst, st.Scheme...)
-	dst = append(dst, "\r\nX-Forwarded-Port: "...)
-	dst = append(dst, st.Port...)
-	return append(dst, crlf...)
-}
-
-// Connection handling lines for appendResponseHead.
-const (
-	connKeep    = iota // persistent: say so only to HTTP/1.0 clients
-	connClose          // Connection: close
-	connUpgrade        // WebSocket 101
-)
-
-// appendResponseHead writes the response head for the client.
-func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
-	resp := &c.resp
-	dst = append(dst, "HTTP/1.1 "...)
-	dst = strconv.AppendInt(dst, int64(resp.Status), 10)
-	dst = append(dst, ' ')
-	dst = append(dst, resp.Reason...)
-	dst = append(dst, crlf...)
-	edits := st.edits(c.ex.svc)
-	for i := range resp.Headers {
-		h := &resp.Headers[i]
-		if resp.IsHopByHop(h.Name) || (resp.Chunked && eqFold(h.Name, "Content-Length")) ||
-			edits.removesResponse(h) {
-			continue
-		}
-		dst = appendHeader(dst, h)
-	}
-	if resp.Chunked {
-		dst = append(dst, chunkedLine...)
-	}
-	switch {
-	case mode == connUpgrade:
-		dst = append(dst, "Connection: Upgrade\r\nUpgrade: websocket\r\n"...)
-	case mode == connClose:
-		dst = append(dst, closeLine...)
-	case c.req.Minor == 0:
-		dst = append(dst, keepLine...)
-	}
-	for _, l := range edits.ResponseAdd {
-		dst = append(dst, l...)
-	}
-	dst = append(dst, c.ex.respExtra...)
+	dst = append(dst, value...)
 	return append(dst, crlf...)
 }
 
@@ -184,31 +365,15 @@ func appendHeader(dst []byte, h *http1.Header) []byte {
 	return append(dst, crlf...)
 }
 
-func (e *HeaderEdits) removesRequest(h *http1.Header, head []byte) bool {
-	for _, n := range e.setNames {
-		if eqFold(h.Name, n) {
-			return true
-		}
+// rawLine returns a header line "Name: value" as received, from the
+// buffer the name and value alias (the offset is the difference of
+// their capacities, so no copy and no unsafe).
+func rawLine(h *http1.Header) []byte {
+	end := cap(h.Name) - cap(h.Value) + len(h.Value)
+	if cap(h.Value) == 0 || end < len(h.Name) || end > cap(h.Name) {
+		return h.Name
 	}
-	if len(e.RequestRemove) == 0 {
-		return false
-	}
-	line := service.HeaderLine(head, h)
-	for _, p := range e.RequestRemove {
-		if p.Re != nil && p.Re.Match(line) {
-			return true
-		}
-	}
-	return false
-}
-
-func (e *HeaderEdits) removesResponse(h *http1.Header) bool {
-	for _, p := range e.ResponseRemove {
-		if p.Re != nil && (p.Re.Match(h.Name) || p.Re.Match(h.Value)) {
-			return true
-		}
-	}
-	return false
+	return h.Name[:end]
 }
 
 // eqFold compares an ASCII header name case-insensitively.

@@ -2,12 +2,15 @@ package proxy
 
 import (
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
+
+	"lbd/config"
 )
 
-// LogFormat is a Pound request log format.
+// LogFormat is a Pound request log format number (LogLevel).
 type LogFormat int
 
 // The built-in Pound 4 formats (LogLevel 0..5).
@@ -20,30 +23,58 @@ const (
 	LogDetailed
 )
 
-// AccessLog writes one line per request. Lines are formatted into a pooled
-// buffer and written with one Write, so logging allocates nothing per
-// request and lines from concurrent connections never interleave.
+// AccessLog writes one line per request, byte for byte as Pound 4 does
+// (src/log.c). Lines are formatted into a pooled buffer and written with
+// one Write, so logging allocates nothing per request and lines from
+// concurrent connections never interleave.
 type AccessLog struct {
-	Format    LogFormat
+	// Format is the canned format used when Prog is nil.
+	Format LogFormat
+	// Prog is a LogFormat definition; it overrides Format.
+	Prog      *LogProgram
 	Out       io.Writer
 	Anonymise bool
 	// Prefix is written before every line ("pound: " on stderr).
 	Prefix string
+
+	now func() time.Time // the log clock; tests pin it
+}
+
+func (l *AccessLog) program() *LogProgram {
+	if l.Prog != nil {
+		return l.Prog
+	}
+	return BuiltinLogProgram(l.Format)
+}
+
+func (l *AccessLog) clock() time.Time {
+	if l.now != nil {
+		return l.now()
+	}
+	return time.Now()
 }
 
 var logPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
+// pid stands in for Pound's thread id (%P): goroutines have none.
+var pid = os.Getpid()
+
+// logRequest writes the access log line of the exchange that just ended.
 func (c *conn) logRequest(st *Listener) {
 	l := st.Log
-	if l == nil || l.Format == LogNull {
+	if l == nil || l.Out == nil {
 		return
+	}
+	p := l.program()
+	if len(p.ops) == 0 {
+		return // the null format logs nothing, as in Pound
 	}
 	bp := logPool.Get().(*[]byte)
 	b := append((*bp)[:0], l.Prefix...)
-	b = c.appendLogLine(l, b)
+	b = c.appendLogLine(st, p, b, l.clock())
 	b = append(b, '\n')
 	l.Out.Write(b)
-	*bp = b
+	*bp = b[:0]
 	logPool.Put(bp)
 }
 
@@ -53,72 +84,185 @@ func (c *conn) logGenerated(st *Listener, status int) {
 	c.logRequest(st)
 }
 
-func (c *conn) appendLogLine(l *AccessLog, b []byte) []byte {
-	b = c.appendClient(l, b)
-	b = append(b, ' ')
-	b = append(b, c.req.Method...)
-	b = append(b, ' ')
-	b = append(b, c.req.Target...)
-	b = append(b, " HTTP/1."...)
-	b = append(b, byte('0'+c.req.Minor))
-	b = append(b, " - "...)
-	b = c.appendStatus(b)
-	if l.Format >= LogExtended {
-		b = append(b, " ("...)
-		b = append(b, c.req.Host...)
-		b = append(b, '/')
-		if c.ex.svc != nil && c.ex.svc.Name != "" {
-			b = append(b, c.ex.svc.Name...)
-		} else {
-			b = append(b, '-')
-		}
-		b = append(b, " -> "...)
-		if c.ex.be != nil {
-			b = append(b, c.ex.be.Address()...)
-		} else {
-			b = append(b, '-')
-		}
-		b = append(b, ") "...)
-		b = appendSeconds(b, time.Since(c.ex.start))
-		b = append(b, " sec"...)
+// appendLogLine runs the program for the current exchange.
+func (c *conn) appendLogLine(st *Listener, p *LogProgram, b []byte, now time.Time) []byte {
+	for i := range p.ops {
+		b = c.appendLogOp(st, &p.ops[i], b, now)
 	}
 	return b
 }
 
-func (c *conn) appendStatus(b []byte) []byte {
-	if c.ex.gen {
-		b = strconv.AppendInt(b, int64(c.ex.status), 10)
-		return append(b, " -"...)
-	}
-	b = append(b, "HTTP/1."...)
-	b = append(b, byte('0'+c.resp.Minor))
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, int64(c.ex.status), 10)
-	b = append(b, ' ')
-	return append(b, c.resp.Reason...)
-}
-
-func (c *conn) appendClient(l *AccessLog, b []byte) []byte {
-	if !l.Anonymise || !c.client.Is4() {
-		return c.client.AppendTo(b)
-	}
-	a := c.client.As4()
-	a[3] = 0
-	for i, x := range a {
-		if i > 0 {
-			b = append(b, '.')
+func (c *conn) appendLogOp(st *Listener, op *logOp, b []byte, now time.Time) []byte {
+	switch op.kind {
+	case lkText:
+		return append(b, op.text...)
+	case lkForwardedIP:
+		return c.appendClientAddr(b, st.Log.Anonymise)
+	case lkRemoteIP:
+		return c.appendClientAddr(b, false)
+	case lkLocalIP:
+		return c.appendListenerIP(st, b)
+	case lkPort:
+		return strconv.AppendInt(b, int64(c.listenerPort(st)), 10)
+	case lkProto:
+		return append(b, st.Scheme...)
+	case lkBytes:
+		return strconv.AppendInt(b, c.logBytes(st), 10)
+	case lkBytesCLF:
+		if n := c.logBytes(st); n > 0 {
+			return strconv.AppendInt(b, n, 10)
 		}
-		b = strconv.AppendInt(b, int64(x), 10)
+		return append(b, '-')
+	case lkHeader, lkHeaderCLF:
+		v, ok := c.reqHeader(op.text)
+		if !ok && op.kind == lkHeaderCLF {
+			return append(b, '-')
+		}
+		return append(b, v...)
+	case lkMethod:
+		return append(b, c.req.Method...)
+	case lkPID:
+		return strconv.AppendInt(b, int64(pid), 10)
+	case lkRequest:
+		return c.appendRequestLine(b)
+	case lkStatus:
+		return pad(b, c.ex.status, 3, ' ')
+	case lkStatusLine:
+		return c.appendStatusLine(b)
+	case lkUser:
+		return c.appendUser(b)
+	case lkPath, lkQuery:
+		return c.appendPathQuery(b, op.kind == lkQuery)
+	case lkVHost:
+		return c.appendVHost(st, b)
+	}
+	if op.kind >= lkBackendName && op.kind <= lkListenerLocus {
+		return c.appendObject(st, op.kind, b)
+	}
+	return c.appendLogTime(op, b, now)
+}
+
+// appendLogTime handles the %t and %T families.
+func (c *conn) appendLogTime(op *logOp, b []byte, now time.Time) []byte {
+	t := c.ex.start
+	if op.end {
+		t = now
+	}
+	d := now.Sub(c.ex.start)
+	switch op.kind {
+	case lkTimeCLF:
+		return appendCLFTime(b, t)
+	case lkTimeFmt:
+		return appendStrftime(b, t, op.tf)
+	case lkTimeSec:
+		return strconv.AppendInt(b, t.Unix(), 10)
+	case lkTimeMsec:
+		return strconv.AppendInt(b, t.UnixMilli(), 10)
+	case lkTimeUsec:
+		return strconv.AppendInt(b, t.UnixMicro(), 10)
+	case lkTimeMsecFrac:
+		return pad(b, t.Nanosecond()/1e6, 3, '0')
+	case lkTimeUsecFrac:
+		return pad(b, t.Nanosecond()/1e3, 6, '0')
+	case lkProcSec:
+		return strconv.AppendInt(b, int64(d/time.Second), 10)
+	case lkProcFrac:
+		return appendSeconds(b, d)
+	case lkProcMs, lkMillis:
+		return strconv.AppendInt(b, d.Milliseconds(), 10)
+	case lkProcUs:
+		return strconv.AppendInt(b, d.Microseconds(), 10)
 	}
 	return b
 }
 
-// appendSeconds formats d as Pound does: seconds with three decimals.
-func appendSeconds(b []byte, d time.Duration) []byte {
-	ms := d.Milliseconds()
-	b = strconv.AppendInt(b, ms/1000, 10)
-	b = append(b, '.')
-	frac := ms % 1000
-	b = append(b, byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+// appendStatusLine is %>s: the backend's status line as received, or for
+// a reply lbd generated "CODE REASON", with "-" where Pound's status
+// table has no reason (redirects): "301 -".
+func (c *conn) appendStatusLine(b []byte) []byte {
+	if !c.ex.gen && c.ex.status != 0 && c.resp.Status == c.ex.status {
+		b = append(b, "HTTP/1."...)
+		b = append(b, byte('0'+c.resp.Minor), ' ')
+		b = strconv.AppendInt(b, int64(c.resp.Status), 10)
+		if len(c.resp.Reason) > 0 {
+			b = append(b, ' ')
+			b = append(b, c.resp.Reason...)
+		}
+		return b
+	}
+	b = pad(b, c.ex.status, 3, ' ')
+	b = append(b, ' ')
+	return append(b, logReason(c.ex.status)...)
+}
+
+// logReason is the reason Pound prints for a generated reply: its own
+// table's (src/http.c http_status[]) or "-"; statuses only lbd generates
+// (502, 504 ...) keep their error page's reason.
+func logReason(status int) string {
+	switch status {
+	case 200, 400, 401, 403, 404, 405, 413, 414, 429, 500, 501, 503:
+		return statusText[status][0]
+	}
+	if t, ok := statusText[status]; ok && status >= 400 {
+		return t[0]
+	}
+	return "-"
+}
+
+// logBytes is Pound's res_bytes: body bytes relayed, or the length of
+// the generated error page; redirects count none.
+func (c *conn) logBytes(st *Listener) int64 {
+	if !c.ex.gen {
+		return c.ex.bytes
+	}
+	status := c.ex.status
+	switch {
+	case status >= 400:
+		if s := c.ex.svc; s != nil && s.Special != nil && s.Special.Kind == config.BackendError &&
+			s.Special.Status == status && s.Special.Page != nil {
+			return int64(len(s.Special.Page.Body))
+		}
+		if st.Errors != nil {
+			return int64(st.Errors.bodyLen(status))
+		}
+	case status >= 300:
+		return 0
+	}
+	return c.ex.bytes
+}
+
+// appendClientAddr prints the client as Pound's addr2str does: IPv6 in
+// brackets, "socket" for a UNIX client; Anonymise zeroes what follows
+// the last '.' or ':' (anon_ip, including its "[::0" for IPv6).
+func (c *conn) appendClientAddr(b []byte, anon bool) []byte {
+	if !c.client.IsValid() {
+		return append(b, "socket"...)
+	}
+	start := len(b)
+	if c.client.Is6() {
+		b = append(b, '[')
+		b = c.client.AppendTo(b)
+		b = append(b, ']')
+	} else {
+		b = c.client.AppendTo(b)
+	}
+	if !anon {
+		return b
+	}
+	for i := len(b) - 1; i >= start; i-- {
+		if b[i] == '.' || b[i] == ':' {
+			return append(b[:i+1], '0')
+		}
+	}
 	return b
+}
+
+// reqHeader returns the value of the first request header named name.
+func (c *conn) reqHeader(name string) ([]byte, bool) {
+	for i := range c.req.Headers {
+		if h := &c.req.Headers[i]; eqFold(h.Name, name) {
+			return h.Value, true
+		}
+	}
+	return nil, false
 }

@@ -61,7 +61,7 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	}
 	b.Done(bc, resp.Status, time.Since(c.ex.start))
 	if err == nil && clean && resp.KeepAlive {
-		b.Put(bc)
+		c.park(bc)
 	} else {
 		bc.Close()
 	}
