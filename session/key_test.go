@@ -3,7 +3,6 @@ package session
 import (
 	"net/netip"
 	"testing"
-
 )
 
 func TestRequestKey(t *testing.T) {

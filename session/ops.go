@@ -105,7 +105,9 @@ func (t *Table[V]) Each(fn func(key string, v V, lastUsed time.Time) bool) {
 // (the request has none) it only picks. Otherwise a session whose value is
 // usable (alive and enabled) is used; a missing or expired session, or one
 // pinned to an unusable value, gets pick()'s choice and is (re-)pointed to
-// it. Resolve itself does not allocate on a hit.
+// it (zproxy only refreshes the stale pin, so the client bounces between
+// backends until it expires; the issue asks for the re-point). Resolve
+// itself does not allocate on a hit.
 func (t *Table[V]) Resolve(key []byte, usable func(V) bool, pick func() (V, bool)) (V, bool) {
 	if key == nil {
 		return pick()
