@@ -85,6 +85,10 @@ type Backend struct {
 	// What balancers read for every candidate, packed together so that a
 	// scan over many backends touches one cache line per backend.
 	enabled, alive atomic.Bool
+	// retired is set when a reload replaced or removed this backend:
+	// connections coming back from requests in flight are closed instead
+	// of pooled, so nothing stays open to a backend no config names.
+	retired atomic.Bool
 	connLimit      int64
 	active         atomic.Int64 // connections checked out (in use)
 	pending        atomic.Int64 // connects in progress

@@ -10,7 +10,7 @@ func (b *Backend) Park(c *Conn) bool {
 	if c == nil || c.b != b || !c.release() {
 		return false
 	}
-	if !b.enabled.Load() || !b.alive.Load() {
+	if !b.enabled.Load() || !b.alive.Load() || b.retired.Load() {
 		c.Conn.Close()
 		return false
 	}
@@ -22,6 +22,10 @@ func (b *Backend) Park(c *Conn) bool {
 // ones. A conn idle past the idle timeout, or closed by the backend while
 // idle, is closed and false is returned.
 func (b *Backend) Unpark(c *Conn) bool {
+	if b.retired.Load() {
+		c.Conn.Close()
+		return false
+	}
 	idle := monoNow() - c.idleSince.Load()
 	if idle > b.pool.idle || (idle > int64(peekAfter) && !c.peek.idleOK()) {
 		c.Conn.Close()

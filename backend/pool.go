@@ -69,7 +69,7 @@ func (b *Backend) Put(c *Conn) {
 	if c == nil || c.b != b || !c.release() {
 		return
 	}
-	if !b.enabled.Load() || !b.alive.Load() || len(b.pool.slots) == 0 {
+	if !b.enabled.Load() || !b.alive.Load() || b.retired.Load() || len(b.pool.slots) == 0 {
 		c.Conn.Close()
 		return
 	}
@@ -79,7 +79,7 @@ func (b *Backend) Put(c *Conn) {
 		if slots[i].Load() == nil && slots[i].CompareAndSwap(nil, c) {
 			// A flip to dead/disabled may have drained the pool between
 			// our check and the CAS; take the conn back out if so.
-			if (!b.enabled.Load() || !b.alive.Load()) && slots[i].CompareAndSwap(c, nil) {
+			if (!b.enabled.Load() || !b.alive.Load() || b.retired.Load()) && slots[i].CompareAndSwap(c, nil) {
 				c.Conn.Close()
 			}
 			return

@@ -55,10 +55,14 @@ type builder struct {
 	cfg  *config.Config
 	prev *graph
 	next *graph
+	// replaced maps a previous backend whose settings changed to the new
+	// object that takes its place (its sessions move to it).
+	replaced map[*backend.Backend]*backend.Backend
 }
 
 func build(cfg *config.Config, prev *graph) *graph {
-	b := &builder{cfg: cfg, prev: prev, next: &graph{cfg: cfg, backends: map[string]*backend.Backend{}}}
+	b := &builder{cfg: cfg, prev: prev, next: &graph{cfg: cfg, backends: map[string]*backend.Backend{}},
+		replaced: map[*backend.Backend]*backend.Backend{}}
 	for i, s := range cfg.Services {
 		b.next.global = append(b.next.global, b.service("g", i, s))
 	}
@@ -117,7 +121,12 @@ func (b *builder) sessions(scope string, idx int, s *config.Service, bes []*back
 		for _, be := range bes {
 			keep[be] = true
 		}
-		old.Sessions.Remap(func(be *backend.Backend) (*backend.Backend, bool) { return be, keep[be] })
+		old.Sessions.Remap(func(be *backend.Backend) (*backend.Backend, bool) {
+			if nb, ok := b.replaced[be]; ok {
+				be = nb
+			}
+			return be, keep[be]
+		})
 		return old.Sessions, ex
 	}
 	return session.NewTable[*backend.Backend](time.Duration(s.Session.TTL), sessionCap, time.Now), ex
@@ -147,13 +156,22 @@ func (g *graph) findService(scope string, idx int, name string) *service.Service
 }
 
 func (b *builder) backend(key string, cb *config.Backend) *backend.Backend {
+	var old *backend.Backend
 	if b.prev != nil {
-		if old, ok := b.prev.backends[key]; ok && sameBackend(old, cb) {
-			b.next.backends[key] = old
-			return old
-		}
+		old = b.prev.backends[key]
+	}
+	if old != nil && sameBackend(old, cb) {
+		b.next.backends[key] = old
+		return old
 	}
 	be := backend.New(backendOptions(b.cfg, cb))
+	if old != nil {
+		// Same backend, new settings: keep what the operator and the
+		// health checks decided, and its sessions (see sessions).
+		be.SetEnabled(old.Enabled())
+		be.SetAlive(old.Alive(), "state carried over from the previous configuration")
+		b.replaced[old] = be
+	}
 	b.next.backends[key] = be
 	return be
 }
@@ -233,10 +251,12 @@ func (b *builder) listener(l *config.Listener, own []*service.Service) *proxy.Li
 	}
 	st.Router.Services = append(append([]*service.Service{}, own...), b.next.global...)
 	st.Errors = proxy.NewErrorPages(cfg.Dialect, errorBodies(l.ErrorFiles))
-	st.Edits = proxy.NewHeaderEdits(l.Headers)
+	ec := proxy.EditsConfig{Dialect: cfg.Dialect, Listener: l, Anonymise: cfg.Anonymise}
+	st.Edits = proxy.NewEdits(ec)
 	st.SvcEdits = make(map[*service.Service]*proxy.HeaderEdits, len(st.Router.Services))
 	for _, s := range st.Router.Services {
-		st.SvcEdits[s] = proxy.NewHeaderEdits(l.Headers, s.Cfg.Headers)
+		ec.Service = s.Cfg
+		st.SvcEdits[s] = proxy.NewEdits(ec)
 	}
 	st.Log = accessLog(cfg, l)
 	return st

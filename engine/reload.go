@@ -62,6 +62,7 @@ func (e *Engine) reloadLocked(cfg *config.Config) error {
 		}()
 	}
 	e.syncProber(g)
+	retire(e.g, g)
 	for _, d := range e.g.detach {
 		d()
 	}
@@ -82,6 +83,16 @@ func (e *Engine) syncProber(g *graph) {
 	for k, b := range g.backends {
 		if ob, ok := e.g.backends[k]; !ok || ob != b {
 			e.prober.Add(b)
+		}
+	}
+}
+
+// retire closes the connections of every backend of old that is not the
+// same object in next (removed, or replaced because its settings changed).
+func retire(old, next *graph) {
+	for k, b := range old.backends {
+		if nb, ok := next.backends[k]; !ok || nb != b {
+			b.Retire()
 		}
 	}
 }
