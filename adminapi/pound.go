@@ -33,7 +33,8 @@ type poundFunc func(q *poundReq) (any, int)
 // NewPoundHandler returns the Pound 4 control API: GET / and /core,
 // GET/PUT/DELETE /listener/L[/S[/B]] and /service/S[/B] (list, enable,
 // disable), PUT/DELETE /session, GET/PUT/DELETE /log, and lbd's GET
-// /metrics. JSON has sorted keys and honours ?indent=N (0..80); errors are
+// /metrics and PATCH /config (reload, as on the zproxy socket; Pound
+// itself cannot reload). JSON has sorted keys and honours ?indent=N (0..80); errors are
 // Pound's HTML pages. Unknown paths answer 404 to GET and 405 to anything
 // else, as Pound's prefix-matching endpoint table does.
 func NewPoundHandler(c Controller) http.Handler {
@@ -60,6 +61,7 @@ func NewPoundHandler(c Controller) http.Handler {
 		{get, "/log" + restVar, a.getLog},
 		{put, "/log" + restVar, a.setLog},
 		{del, "/log" + restVar, a.clearLog},
+		{http.MethodPatch, "/config{slash:/?}", a.reload},
 	}
 	for _, rt := range routes {
 		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))

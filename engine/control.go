@@ -151,10 +151,15 @@ func (e *Engine) Reload() error {
 		return fmt.Errorf("reload: no configuration file: %w", adminapi.ErrInvalid)
 	}
 	cfg, err := e.opts.Load()
+	if err == nil {
+		err = e.Apply(cfg)
+	}
 	if err != nil {
+		e.opts.Log.Errorf("reload failed, keeping the running configuration: %v", err)
 		return err
 	}
-	return e.Apply(cfg)
+	e.opts.Log.Info("configuration reloaded")
+	return nil
 }
 
 // sessionTarget resolves a session-editing ref and optional backend.

@@ -99,6 +99,9 @@ func (c *conn) serve() {
 			c.headError(st, err)
 			return
 		}
+		// A reload may have happened while this connection waited for
+		// the request: route it with the configuration in force now.
+		st = c.srv.state.Load()
 		if !c.handle(st) {
 			return
 		}

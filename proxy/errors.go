@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bytes"
 	"strconv"
+	"strings"
 
 	"lbd/config"
 )
@@ -64,6 +66,10 @@ func NewErrorPages(d config.Dialect, custom map[int][]byte) *ErrorPages {
 			}
 			e.pages[minor][status] = renderError(d, minor, status, body)
 			e.lens[status] = len(body)
+			if d != config.DialectZproxy {
+				_, b := splitErrorFile(body)
+				e.lens[status] = len(b)
+			}
 		}
 	}
 	return e
@@ -121,25 +127,93 @@ func defaultBody(d config.Dialect, status int) []byte {
 }
 
 // renderError builds the head as Pound 4's bio_err_reply does: status
-// line, Content-Length and Connection: close for HTTP/1.1 clients, then
-// Content-Type and the no-cache headers. zproxy answers HTTP/1.0 with its
-// own header order.
-func renderError(d config.Dialect, minor, status int, body []byte) []byte {
+// line, Content-Length and Connection: close for HTTP/1.1 clients, the
+// headers an error file starts with, then Content-Type and the no-cache
+// headers unless the file set them. zproxy answers HTTP/1.0 with its own
+// header order.
+func renderError(d config.Dialect, minor, status int, page []byte) []byte {
 	code := strconv.Itoa(status)
 	reason := Reason(status)
 	var b []byte
 	if d == config.DialectZproxy {
 		b = append(b, "HTTP/1.0 "+code+" "+reason+"\r\n"+
-			"Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n"+
+			"Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(page))+"\r\n"+
 			"Expires: now\r\nPragma: no-cache\r\nServer: zproxy\r\n"+
 			"Cache-control: no-cache,no-store\r\n\r\n"...)
-		return append(b, body...)
+		return append(b, page...)
 	}
+	hdrs, body := splitErrorFile(page)
 	b = append(b, "HTTP/1."+strconv.Itoa(minor)+" "+code+" "+reason+"\r\n"...)
 	if minor == 1 {
 		b = append(b, "Content-Length: "+strconv.Itoa(len(body))+"\r\nConnection: close\r\n"...)
 	}
-	b = append(b, "Content-Type: text/html\r\nExpires: now\r\nPragma: no-cache\r\n"+
-		"Cache-control: no-cache,no-store\r\n\r\n"...)
+	for _, h := range append(hdrs, "Content-Type: text/html", "Expires: now", "Pragma: no-cache",
+		"Cache-control: no-cache,no-store") {
+		if !hasHeaderNamed(b, h) {
+			b = append(b, h+"\r\n"...)
+		}
+	}
+	b = append(b, "\r\n"...)
 	return append(b, body...)
+}
+
+// splitErrorFile separates the header lines an error file may start
+// with from its body, as Pound's parse_http_errmsg: only when every line
+// up to the first empty one is a header.
+func splitErrorFile(page []byte) (hdrs []string, body []byte) {
+	rest := page
+	for len(rest) > 0 {
+		n := bytes.IndexAny(rest, "\r\n")
+		if n < 0 {
+			return nil, page
+		}
+		line := rest[:n]
+		rest = rest[n:]
+		if len(line) == 0 {
+			if len(hdrs) == 0 {
+				return nil, page
+			}
+			return hdrs, rest[1:]
+		}
+		name, _, ok := bytes.Cut(line, []byte{':'})
+		if !ok || !isToken(name) {
+			return nil, page
+		}
+		hdrs = append(hdrs, string(line))
+		if rest[0] == '\r' {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && rest[0] == '\n' {
+			rest = rest[1:]
+		}
+	}
+	return nil, page
+}
+
+func isToken(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c <= ' ' || c >= 0x7f || bytes.IndexByte([]byte("\"(),/:;<=>?@[\\]{}"), c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hasHeaderNamed reports whether the head built so far has a header of
+// line's name (Pound adds its defaults with H_KEEP). Content-Length and
+// Connection from a file are not sent (http_headers_send "safe").
+func hasHeaderNamed(head []byte, line string) bool {
+	name := headerName(line)
+	if strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Connection") {
+		return true
+	}
+	for _, l := range bytes.Split(head, []byte("\r\n"))[1:] {
+		if n, _, ok := bytes.Cut(l, []byte{':'}); ok && strings.EqualFold(string(n), name) {
+			return true
+		}
+	}
+	return false
 }

@@ -89,6 +89,7 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 		if b == nil {
 			return nil, last
 		}
+		c.out = c.bindBackend(st, svc, b, c.out) // backend-dependent headers
 		var bc *backend.Conn
 		reused := false
 		if !fresh {

@@ -21,6 +21,8 @@ var (
 	upgradeLine = "Connection: Upgrade\r\n"
 	closeLine   = "Connection: close\r\n"
 	keepLine    = "Connection: keep-alive\r\n"
+	// continueBody is the interim response forward.go sends for Expect.
+	continueBody = []byte(continue100)
 )
 
 // HeaderEdits are the precompiled header rules for requests routed to
@@ -59,12 +61,13 @@ type editLevel struct {
 type setLine struct {
 	line string // without CRLF
 	name string
+	dyn  bool // has $N or %[...] to expand per request
 }
 
 // NewHeaderEdits prepares Pound 4 rules: each argument is one level
 // (the listener's, then a service's), applied in that order.
 func NewHeaderEdits(rules ...config.HeaderRules) *HeaderEdits {
-	e := &HeaderEdits{loc: 0}
+	e := &HeaderEdits{}
 	for _, r := range rules {
 		e.addLevel(r)
 	}
@@ -74,9 +77,10 @@ func NewHeaderEdits(rules ...config.HeaderRules) *HeaderEdits {
 // EditsConfig says for which listener and service NewEdits prepares
 // rules; Service is nil for the listener's own.
 type EditsConfig struct {
-	Dialect  config.Dialect
-	Listener *config.Listener
-	Service  *config.Service
+	Dialect   config.Dialect
+	Listener  *config.Listener
+	Service   *config.Service
+	Anonymise bool
 }
 
 // NewEdits prepares the rules and rewrites (RewriteLocation,
@@ -85,6 +89,7 @@ type EditsConfig struct {
 func NewEdits(ec EditsConfig) *HeaderEdits {
 	l, s := ec.Listener, ec.Service
 	e := &HeaderEdits{zproxy: ec.Dialect == config.DialectZproxy, lst: newListenerFacts(l)}
+	e.lst.anon = ec.Anonymise
 	if l != nil {
 		e.loc, e.locURL = l.RewriteLoc, l.RewriteLocURL
 		e.rewriteDest, e.rewriteHost = l.RewriteDest, l.RewriteHost
@@ -148,7 +153,7 @@ func (e *HeaderEdits) addLevel(r config.HeaderRules) {
 	// them in RequestSet, anything else in RequestAdd is treated alike.
 	for _, l := range append(append([]string{}, r.RequestAdd...), r.RequestSet...) {
 		lv.sets = append(lv.sets, len(e.sets))
-		e.sets = append(e.sets, setLine{line: l, name: headerName(l)})
+		e.sets = append(e.sets, setLine{line: l, name: headerName(l), dyn: strings.ContainsAny(l, "$%")})
 	}
 	e.respRemove = append(e.respRemove, r.ResponseRemove...)
 	if len(lv.remove) > 0 || len(lv.sets) > 0 {
@@ -290,7 +295,7 @@ func (c *conn) appendReceived(st *Listener, e *HeaderEdits, p *fwdPlan, i int, d
 	case fwdPort:
 		return c.appendXFPort(st, dst)
 	}
-	return appendHeader(dst, h)
+	return appendRaw(dst, h)
 }
 
 // appendXFF writes "Name: value, client" (Pound's H_APPEND; an empty
@@ -321,7 +326,7 @@ func (c *conn) appendXFPort(st *Listener, dst []byte) []byte {
 func (c *conn) appendFraming(dst []byte) []byte {
 	req := &c.req
 	if req.AbsoluteForm {
-		dst = appendLine(dst, hdrHost, string(req.Host))
+		dst = appendLine(dst, hdrHost, req.Host)
 	}
 	if req.Chunked {
 		dst = append(dst, chunkedLine...)
@@ -351,7 +356,7 @@ func (c *conn) appendMissingForwarded(st *Listener, p *fwdPlan, dst []byte) []by
 	return dst
 }
 
-func appendLine(dst []byte, name, value string) []byte {
+func appendLine[V ~string | ~[]byte](dst []byte, name string, value V) []byte {
 	dst = append(dst, name...)
 	dst = append(dst, ": "...)
 	dst = append(dst, value...)
@@ -367,13 +372,33 @@ func appendHeader(dst []byte, h *http1.Header) []byte {
 
 // rawLine returns a header line "Name: value" as received, from the
 // buffer the name and value alias (the offset is the difference of
-// their capacities, so no copy and no unsafe).
-func rawLine(h *http1.Header) []byte {
+// their capacities, so no copy and no unsafe). Pound sends and matches
+// header lines as received.
+func rawLine(h *http1.Header) ([]byte, bool) {
 	end := cap(h.Name) - cap(h.Value) + len(h.Value)
-	if cap(h.Value) == 0 || end < len(h.Name) || end > cap(h.Name) {
-		return h.Name
+	if cap(h.Value) == 0 || end <= len(h.Name) || end > cap(h.Name) {
+		return nil, false
 	}
-	return h.Name[:end]
+	return h.Name[:end], true
+}
+
+// appendRaw writes a received header line as received.
+func appendRaw(dst []byte, h *http1.Header) []byte {
+	if line, ok := rawLine(h); ok {
+		dst = append(dst, line...)
+		return append(dst, crlf...)
+	}
+	return appendHeader(dst, h)
+}
+
+// lineOf is the received line for matching, normalised when it cannot
+// be recovered; scratch backs the normalised form.
+func lineOf(h *http1.Header, scratch []byte) []byte {
+	if line, ok := rawLine(h); ok {
+		return line
+	}
+	b := appendHeader(scratch, h)
+	return b[:len(b)-len(crlf)]
 }
 
 // eqFold compares an ASCII header name case-insensitively.

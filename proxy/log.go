@@ -78,9 +78,11 @@ func (c *conn) logRequest(st *Listener) {
 	logPool.Put(bp)
 }
 
-// logGenerated logs a request refused before it was fully parsed.
+// logGenerated logs a request refused before it was fully parsed. The
+// exchange starts afresh: nothing of the previous request on the
+// connection (service, backend) belongs to this line.
 func (c *conn) logGenerated(st *Listener, status int) {
-	c.ex.status, c.ex.gen = status, true
+	c.ex = exchange{start: c.now, status: status, gen: true, respExtra: c.ex.respExtra[:0]}
 	c.logRequest(st)
 }
 
@@ -220,7 +222,11 @@ func (c *conn) logBytes(st *Listener) int64 {
 	case status >= 400:
 		if s := c.ex.svc; s != nil && s.Special != nil && s.Special.Kind == config.BackendError &&
 			s.Special.Status == status && s.Special.Page != nil {
-			return int64(len(s.Special.Page.Body))
+			body := s.Special.Page.Body
+			if st.Dialect != config.DialectZproxy {
+				_, body = splitErrorFile(body)
+			}
+			return int64(len(body))
 		}
 		if st.Errors != nil {
 			return int64(st.Errors.bodyLen(status))

@@ -18,6 +18,7 @@ type listenerFacts struct {
 	port  int        // configured port; 0: ask the socket
 	unix  string     // UNIX socket path
 	https bool
+	anon  bool // Anonymise: %[remoteip] hides the last byte too
 }
 
 func newListenerFacts(l *config.Listener) listenerFacts {

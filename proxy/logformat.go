@@ -15,43 +15,43 @@ type LogProgram struct {
 type logKind uint8
 
 const (
-	lkText         logKind = iota // literal text
-	lkForwardedIP                 // %a: client address, anonymised
-	lkLocalIP                     // %A
-	lkBytes                       // %B
-	lkBytesCLF                    // %b: "-" for 0
-	lkMillis                      // %D (Pound prints milliseconds)
-	lkRemoteIP                    // %h
-	lkProto                       // %H: http or https
-	lkHeader                      // %{Name}i
-	lkHeaderCLF                   // %{Name}I: "-" when absent
-	lkBackendName                 // %{backend}N
-	lkServiceName                 // %{service}N
-	lkListenerName                // %{listener}N
-	lkBackendLocus                // %{backend}L
-	lkServiceLocus                // %{service}L
-	lkListenerLocus               // %{listener}L
-	lkMethod                      // %m
-	lkPort                        // %p
-	lkPID                         // %P
-	lkQuery                       // %q
-	lkRequest                     // %r
-	lkStatus                      // %s
-	lkStatusLine                  // %>s
-	lkTimeCLF                     // %t: [02/Jan/2006:15:04:05 -0700]
-	lkTimeFmt                     // %{strftime}t
-	lkTimeSec                     // %{s}t
-	lkTimeMsec                    // %{msec}t
-	lkTimeUsec                    // %{usec}t
-	lkTimeMsecFrac                // %{msec_frac}t
-	lkTimeUsecFrac                // %{usec_frac}t
-	lkProcSec                     // %T, %{s}T
-	lkProcFrac                    // %{f}T: 0.012
-	lkProcMs                      // %{ms}T
-	lkProcUs                      // %{us}T
-	lkUser                        // %u
-	lkPath                        // %U
-	lkVHost                       // %v
+	lkText          logKind = iota // literal text
+	lkForwardedIP                  // %a: client address, anonymised
+	lkLocalIP                      // %A
+	lkBytes                        // %B
+	lkBytesCLF                     // %b: "-" for 0
+	lkMillis                       // %D (Pound prints milliseconds)
+	lkRemoteIP                     // %h
+	lkProto                        // %H: http or https
+	lkHeader                       // %{Name}i
+	lkHeaderCLF                    // %{Name}I: "-" when absent
+	lkBackendName                  // %{backend}N
+	lkServiceName                  // %{service}N
+	lkListenerName                 // %{listener}N
+	lkBackendLocus                 // %{backend}L
+	lkServiceLocus                 // %{service}L
+	lkListenerLocus                // %{listener}L
+	lkMethod                       // %m
+	lkPort                         // %p
+	lkPID                          // %P
+	lkQuery                        // %q
+	lkRequest                      // %r
+	lkStatus                       // %s
+	lkStatusLine                   // %>s
+	lkTimeCLF                      // %t: [02/Jan/2006:15:04:05 -0700]
+	lkTimeFmt                      // %{strftime}t
+	lkTimeSec                      // %{s}t
+	lkTimeMsec                     // %{msec}t
+	lkTimeUsec                     // %{usec}t
+	lkTimeMsecFrac                 // %{msec_frac}t
+	lkTimeUsecFrac                 // %{usec_frac}t
+	lkProcSec                      // %T, %{s}T
+	lkProcFrac                     // %{f}T: 0.012
+	lkProcMs                       // %{ms}T
+	lkProcUs                       // %{us}T
+	lkUser                         // %u
+	lkPath                         // %U
+	lkVHost                        // %v
 )
 
 // logOp is one compiled step. text is the literal or header name; end

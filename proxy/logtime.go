@@ -164,20 +164,24 @@ func appendZone(b []byte, t time.Time) []byte {
 	return pad(b, off%3600/60, 2, '0')
 }
 
-// appendCLFTime appends Apache's [02/Jan/2006:15:04:05 -0700].
+// appendCLFTime appends Apache's [02/Jan/2006:15:04:05 -0700]. Date and
+// Clock are taken once each: every accessor of time.Time recomputes the
+// calendar date.
 func appendCLFTime(b []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	hour, min, sec := t.Clock()
 	b = append(b, '[')
-	b = pad(b, t.Day(), 2, '0')
+	b = pad(b, day, 2, '0')
 	b = append(b, '/')
-	b = append(b, shortMonths[t.Month()-1]...)
+	b = append(b, shortMonths[month-1]...)
 	b = append(b, '/')
-	b = strconv.AppendInt(b, int64(t.Year()), 10)
+	b = strconv.AppendInt(b, int64(year), 10)
 	b = append(b, ':')
-	b = pad(b, t.Hour(), 2, '0')
+	b = pad(b, hour, 2, '0')
 	b = append(b, ':')
-	b = pad(b, t.Minute(), 2, '0')
+	b = pad(b, min, 2, '0')
 	b = append(b, ':')
-	b = pad(b, t.Second(), 2, '0')
+	b = pad(b, sec, 2, '0')
 	b = append(b, ' ')
 	b = appendZone(b, t)
 	return append(b, ']')

@@ -19,7 +19,7 @@ func (c *conn) special(st *Listener, svc *service.Service) bool {
 	case config.BackendRedirect:
 		return c.redirect(st, b.Redirect)
 	case config.BackendError:
-		return c.fail(st, b.Status)
+		return c.errorBackend(st, b)
 	case config.BackendMetrics:
 		if st.Metrics != nil {
 			return c.serveHandler(st, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -1,0 +1,183 @@
+package lbctl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"strings"
+
+	"lbd/adminapi/client"
+	"lbd/parser"
+)
+
+// The two control API dialects lbd serves.
+const (
+	dialectPound  = "pound"
+	dialectZproxy = "zproxy"
+)
+
+// conn is an open control connection and the dialect it speaks.
+type conn struct {
+	c         *client.Client
+	target    string
+	dialect   string
+	coreReply []byte // GET /core as fetched by detect, if it was
+}
+
+// connect resolves the socket and the dialect on first use.
+func (r *runner) connect() (*conn, error) {
+	if r.conn != nil {
+		return r.conn, nil
+	}
+	target, err := r.socket()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(target, r.opt.timeout)
+	if err != nil {
+		return nil, err
+	}
+	cn := &conn{c: c, target: target, dialect: r.opt.dialect}
+	if cn.dialect == "auto" {
+		if err := detect(cn); err != nil {
+			return nil, err
+		}
+	}
+	r.infof("using socket %s (%s dialect)", target, cn.dialect)
+	r.conn = cn
+	return cn, nil
+}
+
+// socket finds the control socket: -s, then the Control statement of -f,
+// then $LBCTL_SOCKET, then the Control statement of the default
+// configuration. An explicit -f wins over the environment because it names
+// one particular instance.
+func (r *runner) socket() (string, error) {
+	switch {
+	case r.opt.socket != "":
+		return r.opt.socket, nil
+	case r.opt.config != "":
+		return controlFromConfig(r.opt.config)
+	case r.env.Getenv("LBCTL_SOCKET") != "":
+		return r.env.Getenv("LBCTL_SOCKET"), nil
+	}
+	if _, err := os.Stat(r.env.DefaultConfig); err == nil {
+		return controlFromConfig(r.env.DefaultConfig)
+	}
+	return "", errors.New("can't determine control socket name; use the -s option")
+}
+
+// errNoControl is a configuration without a Control statement.
+var errNoControl = errors.New("no Control statement; use the -s option")
+
+// controlFromConfig reads the socket path from the top-level Control
+// statement (`Control "path"` or the Control ... Socket "path" ... End
+// block) of a configuration file, Includes expanded. Like poundctl it
+// looks only for that statement, so a file lbd would refuse for other
+// reasons still names its socket; a relative path is used as written
+// (relative to the working directory, as lbd resolves it).
+func controlFromConfig(path string) (string, error) {
+	tree, diags := parser.ParseFile(path, parser.Options{})
+	for _, n := range tree.Nodes {
+		if !n.Is("Control") {
+			continue
+		}
+		if !n.Block && len(n.Args) > 0 {
+			return n.Args[0].Text, nil
+		}
+		for _, ch := range n.Children {
+			if ch.Is("Socket") && len(ch.Args) > 0 {
+				return ch.Args[0].Text, nil
+			}
+		}
+	}
+	if len(diags) > 0 && len(tree.Nodes) == 0 {
+		return "", errors.New(diags[0].Error())
+	}
+	return "", fmt.Errorf("%s: %w", path, errNoControl)
+}
+
+// detect tells the dialects apart with GET /core, which only the Pound
+// dialect serves (zproxy answers any unknown path with a bare 400). It is
+// chosen over zproxy's GET /listeners so that the Pound request log, where
+// control requests appear, shows a 200 rather than a 404 per lbctl run.
+// The reply is kept for `core` and `version`. A remote URL is always a
+// Pound Control service.
+func detect(cn *conn) error {
+	if strings.HasPrefix(cn.target, "http://") || strings.HasPrefix(cn.target, "https://") {
+		cn.dialect = dialectPound
+		return nil
+	}
+	_, reply, err := cn.c.Do(http.MethodGet, "/core", nil)
+	var se *client.StatusError
+	switch {
+	case err == nil:
+		cn.dialect, cn.coreReply = dialectPound, reply
+	case errors.As(err, &se) && se.Status == http.StatusBadRequest:
+		cn.dialect = dialectZproxy
+	case errors.As(err, &se):
+		cn.dialect = dialectPound // let the command report the failure
+	default:
+		return friendly(err)
+	}
+	return nil
+}
+
+// do sends a request and turns a failure into the message poundctl would
+// print: the status text for Pound ("Not Found"), zproxy's "reason".
+func (cn *conn) do(method, path string, body any) ([]byte, error) {
+	_, reply, err := cn.c.Do(method, path, body)
+	if err != nil {
+		return reply, replyError(err)
+	}
+	return reply, nil
+}
+
+// get is do for GET.
+func (cn *conn) get(path string) ([]byte, error) { return cn.do(http.MethodGet, path, nil) }
+
+// replyError extracts zproxy's {"result":"error","reason":...} from a
+// failed reply; anything else keeps the client's message.
+func replyError(err error) error {
+	var se *client.StatusError
+	if !errors.As(err, &se) {
+		return friendly(err)
+	}
+	var z struct {
+		Result string `json:"result"`
+		Reason string `json:"reason"`
+	}
+	if json.Unmarshal(se.Body, &z) == nil && z.Result == "error" && z.Reason != "" {
+		return errors.New(z.Reason)
+	}
+	return err
+}
+
+// friendly adds a hint to the two failures operators meet most.
+func friendly(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w (is lbd running with this control socket?)", err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w (the socket is mode 0600 by default: run as its owner, or set Control's Mode)", err)
+	}
+	return err
+}
+
+// needPound refuses a command the zproxy dialect has no endpoint for.
+func (cn *conn) needPound(what string) error {
+	if cn.dialect != dialectPound {
+		return fmt.Errorf("%s: not available on the zproxy control socket %s; use the Pound Control socket", what, cn.target)
+	}
+	return nil
+}
+
+// infof prints a -v diagnostic on stderr.
+func (r *runner) infof(format string, a ...any) {
+	if r.opt.verbose {
+		fmt.Fprintf(r.env.Stderr, "%s: info: %s\n", r.prog, fmt.Sprintf(format, a...))
+	}
+}

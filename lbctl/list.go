@@ -1,0 +1,76 @@
+package lbctl
+
+import (
+	"github.com/urfave/cli/v2"
+)
+
+// listCommand is poundctl's list, also the command run when none is
+// given.
+func (r *runner) listCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "show listeners, services and backends with their state",
+		ArgsUsage: "[/L[/S[/B]]]",
+		Action: func(c *cli.Context) error {
+			a, err := args(c, 0, 1)
+			if err != nil {
+				return err
+			}
+			return r.list(first(a))
+		},
+	}
+}
+
+// list prints the object at arg ("" for everything).
+func (r *runner) list(arg string) error {
+	p, err := parsePath(arg)
+	if err != nil {
+		return err
+	}
+	cn, err := r.connect()
+	if err != nil {
+		return err
+	}
+	o, reply, err := fetch(cn, p)
+	if err != nil {
+		return err
+	}
+	return r.printObject(cn, o, reply)
+}
+
+// fetch gets the object at p: GET /listener/L/S/B from Pound, the matching
+// zproxy GET otherwise, decoded into Pound's shape.
+func fetch(cn *conn, p objPath) (*object, []byte, error) {
+	if cn.dialect == dialectPound {
+		if p.level() == levelListener && p.segs[0] == "-" {
+			p = objPath{} // Pound answers "/-" with the full listing
+		}
+		reply, err := cn.get("/listener" + p.pound())
+		if err != nil {
+			return nil, nil, err
+		}
+		o, err := decodePound(p, reply)
+		return o, reply, err
+	}
+	u, err := p.zproxy()
+	if err != nil {
+		return nil, nil, err
+	}
+	if u == "" {
+		u = "/listeners"
+	}
+	reply, err := cn.get(u)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := decodeZproxy(p, reply)
+	return o, reply, err
+}
+
+// first returns the first argument or "".
+func first(a []string) string {
+	if len(a) == 0 {
+		return ""
+	}
+	return a[0]
+}

@@ -1,0 +1,93 @@
+package lbctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Output modes, chosen once per invocation:
+//   - -j prints the server's reply as it came (re-indented with -i N);
+//   - -t FILE or -T NAME, and always when invoked as poundctl, run a
+//     template (built-in "default" unless -T names another);
+//   - otherwise lbctl prints a table (listings) or the default template
+//     (core, log).
+
+// useTemplate reports whether replies go through a template rather than a
+// table.
+func (r *runner) useTemplate() bool {
+	return r.prog == "poundctl" || r.opt.templateExplicit
+}
+
+// printJSON prints a raw reply for -j, indented by -i spaces when given.
+func (r *runner) printJSON(reply []byte) error {
+	out := bytes.TrimRight(reply, "\r\n")
+	if r.opt.indent > 0 {
+		var b bytes.Buffer
+		if err := json.Indent(&b, out, "", strings.Repeat(" ", r.opt.indent)); err != nil {
+			return fmt.Errorf("unexpected reply: %w", err)
+		}
+		out = b.Bytes()
+	}
+	_, err := fmt.Fprintf(r.env.Stdout, "%s\n", out)
+	return err
+}
+
+// printTemplate runs the selected template on a JSON value.
+func (r *runner) printTemplate(data any) error {
+	t, err := loadTemplates(r.opt.tmplFile)
+	if err != nil {
+		return err
+	}
+	return execTemplate(r.env.Stdout, t, r.opt.tmplName, data)
+}
+
+// printReply prints a reply that is not a listing (core, log): raw, or
+// through the template, decoded as generic JSON.
+func (r *runner) printReply(reply []byte) error {
+	if r.opt.json {
+		return r.printJSON(reply)
+	}
+	if r.opt.quiet {
+		return nil
+	}
+	data, err := decodeGeneric(reply)
+	if err != nil {
+		return err
+	}
+	return r.printTemplate(data)
+}
+
+// printObject prints a listing: raw, through a template, as paths only
+// (--quiet), or as a table.
+func (r *runner) printObject(cn *conn, o *object, reply []byte) error {
+	switch {
+	case r.opt.json:
+		return r.printJSON(reply)
+	case r.opt.quiet:
+		for _, row := range o.rows() {
+			fmt.Fprintln(r.env.Stdout, row.path)
+		}
+		return nil
+	case r.useTemplate():
+		data, err := r.templateData(cn, o, reply)
+		if err != nil {
+			return err
+		}
+		return r.printTemplate(data)
+	}
+	if cn.dialect == dialectPound {
+		addMetrics(cn, o)
+	}
+	return writeTable(r.env.Stdout, o.rows())
+}
+
+// templateData is what templates see: Pound's reply verbatim (every member
+// it has), or the zproxy object converted to Pound's shape.
+func (r *runner) templateData(cn *conn, o *object, reply []byte) (any, error) {
+	if cn.dialect == dialectPound {
+		return decodeGeneric(reply)
+	}
+	return o.templateData()
+}

@@ -1,0 +1,178 @@
+package lbctl
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the listing table. Values the server does not report
+// (live connections on the Pound socket, weights of a service) are "-".
+type row struct {
+	path, typ, name, addr, state          string
+	prio, weight, conns, reqs, lat, sessn string
+}
+
+// tableHeader names the columns of the listing table.
+var tableHeader = row{"PATH", "TYPE", "NAME", "ADDRESS", "STATE", "PRIO", "WEIGHT", "CONNS", "REQUESTS", "LATENCY", "SESSIONS"}
+
+// writeTable prints rows under the header, aligned with tabwriter as
+// ctr does.
+func writeTable(w io.Writer, rows []row) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range append([]row{tableHeader}, rows...) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.path, r.typ, r.name, r.addr, r.state, r.prio, r.weight, r.conns, r.reqs, r.lat, r.sessn)
+	}
+	return tw.Flush()
+}
+
+// rows flattens the object into table rows, parents before children.
+// Global services of a full listing appear under "/-".
+func (o *object) rows() []row {
+	var out []row
+	switch {
+	case o.doc != nil:
+		for i := range o.doc.Listeners {
+			out = listenerRows(out, o.path.child(i), &o.doc.Listeners[i])
+		}
+		global := objPath{segs: []string{"-"}}
+		for i := range o.doc.Services {
+			out = serviceRows(out, global.child(i), &o.doc.Services[i])
+		}
+	case o.lst != nil:
+		out = listenerRows(out, o.path, o.lst)
+	case o.svc != nil:
+		out = serviceRows(out, o.path, o.svc)
+	case o.be != nil:
+		out = append(out, backendRow(o.path, o.be))
+	}
+	return out
+}
+
+// walkBackends calls fn for every backend of the object with its path.
+func (o *object) walkBackends(fn func(objPath, *backend)) {
+	services := func(p objPath, svcs []service) {
+		for i := range svcs {
+			sp := p.child(i)
+			for j := range svcs[i].Backends {
+				fn(sp.child(j), &svcs[i].Backends[j])
+			}
+		}
+	}
+	switch {
+	case o.doc != nil:
+		for i := range o.doc.Listeners {
+			services(o.path.child(i), o.doc.Listeners[i].Services)
+		}
+		services(objPath{segs: []string{"-"}}, o.doc.Services)
+	case o.lst != nil:
+		services(o.path, o.lst.Services)
+	case o.svc != nil:
+		for j := range o.svc.Backends {
+			fn(o.path.child(j), &o.svc.Backends[j])
+		}
+	case o.be != nil:
+		fn(o.path, o.be)
+	}
+}
+
+func listenerRows(out []row, p objPath, l *listener) []row {
+	out = append(out, row{
+		path: p.String(), typ: "listener", name: deref(l.Name), addr: l.Protocol + "://" + l.Address,
+		state: enabled(l.Enabled), prio: "-", weight: "-", conns: count(l.Connections),
+		reqs: "-", lat: "-", sessn: "-",
+	})
+	for i := range l.Services {
+		out = serviceRows(out, p.child(i), &l.Services[i])
+	}
+	return out
+}
+
+func serviceRows(out []row, p objPath, s *service) []row {
+	sessions := "-"
+	if s.SessionType != "NONE" && s.Sessions != nil {
+		sessions = strconv.Itoa(len(s.Sessions))
+	}
+	out = append(out, row{
+		path: p.String(), typ: "service", name: deref(s.Name), addr: "-", state: enabled(s.Enabled),
+		prio: "-", weight: "-", conns: "-", reqs: "-", lat: "-", sessn: sessions,
+	})
+	for i := range s.Backends {
+		out = append(out, backendRow(p.child(i), &s.Backends[i]))
+	}
+	return out
+}
+
+func backendRow(p objPath, b *backend) row {
+	r := row{
+		path: p.String(), typ: b.Type, name: orDash(b.ID), addr: "-", state: backendState(b),
+		prio: strconv.Itoa(b.Priority), weight: strconv.Itoa(b.Weight), conns: count(b.Connections),
+		reqs: count(b.Requests), lat: "-", sessn: "-",
+	}
+	switch b.Type {
+	case "backend":
+		r.addr = b.Protocol + "://" + b.Address
+	case "redirect":
+		r.addr = strconv.Itoa(b.Code) + " " + orDash(b.URL)
+	}
+	if b.ResponseTime != nil {
+		r.lat = latency(*b.ResponseTime * 1e9)
+	}
+	if b.Stats != nil {
+		if b.Requests == nil {
+			r.reqs = strconv.FormatInt(b.Stats.RequestCount, 10)
+		}
+		if b.ResponseTime == nil && b.Stats.RequestTimeAvg != nil {
+			r.lat = latency(*b.Stats.RequestTimeAvg)
+		}
+	}
+	return r
+}
+
+// backendState combines the administrative and the health state:
+// disabled, active (enabled and alive) or dead.
+func backendState(b *backend) string {
+	switch {
+	case !b.Enabled:
+		return "disabled"
+	case b.Alive:
+		return "active"
+	}
+	return "dead"
+}
+
+func enabled(on bool) string {
+	if on {
+		return "enabled"
+	}
+	return "disabled"
+}
+
+// latency prints nanoseconds rounded to the microsecond.
+func latency(ns float64) string {
+	return time.Duration(ns).Round(time.Microsecond).String()
+}
+
+func count(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return "-"
+	}
+	return *p
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

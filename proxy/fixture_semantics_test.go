@@ -1,0 +1,122 @@
+package proxy
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"lbd/backend"
+	"lbd/config"
+	"lbd/http1"
+	"lbd/service"
+)
+
+// fixture is a listener built from configuration text the way the engine
+// builds one, for white-box tests of heads, rewrites and log lines.
+type fixture struct {
+	cfg *config.Config
+	st  *Listener
+}
+
+func loadFixture(t testing.TB, text string) *fixture {
+	t.Helper()
+	cfg, _, err := config.LoadBytes("test.cfg", []byte(text), config.LoadOptions{NoDNS: true})
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	l := cfg.Listeners[0]
+	st := &Listener{
+		Cfg: l, Dialect: cfg.Dialect, Limits: http1.DefaultLimits, XHTTP: l.XHTTP,
+		Client: time.Second, Scheme: "http", Port: "80", Forwarded: forwardedOn(l.HeaderOption),
+		MaxTries: 3,
+	}
+	if l.HTTPS {
+		st.Scheme = "https"
+	}
+	custom := map[int][]byte{}
+	for code, p := range l.ErrorFiles {
+		custom[code] = p.Body
+	}
+	st.Errors = NewErrorPages(cfg.Dialect, custom)
+	ec := EditsConfig{Dialect: cfg.Dialect, Listener: l, Anonymise: cfg.Anonymise}
+	st.Edits = NewEdits(ec)
+	st.SvcEdits = map[*service.Service]*HeaderEdits{}
+	for _, s := range append(append([]*config.Service{}, l.Services...), cfg.Services...) {
+		svc := service.New(s, service.Options{})
+		st.Router.Services = append(st.Router.Services, svc)
+		ec.Service = s
+		st.SvcEdits[svc] = NewEdits(ec)
+	}
+	return &fixture{cfg: cfg, st: st}
+}
+
+func forwardedOn(opts []string) bool {
+	on := opts == nil
+	for _, o := range opts {
+		switch o {
+		case "forwarded", "all":
+			on = true
+		case "no-forwarded", "none":
+			on = false
+		}
+	}
+	return on
+}
+
+// testConn is a client connection from addr (ip:port) holding raw in
+// its read buffer, parsed, and routed when the head parses.
+func (f *fixture) conn(t testing.TB, client, raw string) *conn {
+	t.Helper()
+	nc := &addrConn{memConn: memConn{keep: true}, remote: mustTCPAddr(t, client)}
+	c := newConn(NewServer(f.st), nc)
+	c.w = copy(*c.buf, raw)
+	if err := http1.ParseRequestHead((*c.buf)[:c.w], &c.req, &f.st.Limits); err == nil {
+		c.ex.svc = f.st.Router.Route(&c.req, c.head())
+	}
+	return c
+}
+
+// respond parses raw as the backend's response to c.
+func (f *fixture) respond(t testing.TB, c *conn, be *backend.Backend, raw string) {
+	t.Helper()
+	buf := []byte(raw)
+	if err := http1.ParseResponseHead(buf, &c.resp, false); err != nil {
+		t.Fatalf("response: %v", err)
+	}
+	c.ex.be = be
+	c.ex.status = c.resp.Status
+}
+
+func mustTCPAddr(t testing.TB, s string) *net.TCPAddr {
+	t.Helper()
+	a, err := net.ResolveTCPAddr("tcp", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// addrConn is a memConn with a chosen client address.
+type addrConn struct {
+	memConn
+	remote *net.TCPAddr
+}
+
+func (a *addrConn) RemoteAddr() net.Addr { return a.remote }
+
+var listenAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+
+func (a *addrConn) LocalAddr() net.Addr { return listenAddr }
+
+// testBackend is a backend at addr that is never dialled.
+func testBackend(addr string) *backend.Backend {
+	return backend.New(backend.Options{
+		Network: "tcp", Address: addr, Priority: 5, TimeOut: time.Second, ConnTO: time.Second,
+		DialContext: func(context.Context, string, string) (net.Conn, error) { return nil, net.ErrClosed },
+	})
+}
+
+// crlfLines turns "a\nb\n" into "a\r\nb\r\n", for readable expectations.
+func crlfLines(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }

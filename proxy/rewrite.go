@@ -1,0 +1,250 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"lbd/backend"
+	"lbd/service"
+)
+
+// location is a URL split as Pound's LOCATION regex does:
+// "(http|https)://([^/]+)(.*)", case-insensitive and unanchored.
+type location struct {
+	proto, host, path []byte // path keeps its leading '/'
+	pathAt            int    // offset of path in the value
+}
+
+func parseLocation(v []byte) (location, bool) {
+	for i := 0; i+7 <= len(v); i++ {
+		n := 0
+		switch {
+		case hasPrefixFold(v[i:], "https://"):
+			n = 5
+		case hasPrefixFold(v[i:], "http://"):
+			n = 4
+		default:
+			continue
+		}
+		rest := v[i+n+3:]
+		h := bytes.IndexByte(rest, '/')
+		if h < 0 {
+			h = len(rest)
+		}
+		if h == 0 {
+			continue
+		}
+		return location{proto: v[i : i+n], host: rest[:h], path: rest[h:], pathAt: i + n + 3 + h}, true
+	}
+	return location{}, false
+}
+
+func hasPrefixFold(b []byte, p string) bool {
+	return len(b) >= len(p) && eqFold(b[:len(p)], p)
+}
+
+// backendAddr is the backend's IP and port; ok is false for UNIX
+// sockets (RewriteLocation applies to INET backends only).
+func backendAddr(b *backend.Backend) (netip.AddrPort, bool) {
+	if b == nil {
+		return netip.AddrPort{}, false
+	}
+	ap, err := netip.ParseAddrPort(b.Address())
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+}
+
+// resolveHost turns the host of a Location into an address of family
+// v4/v6, as Pound's get_host (getaddrinfo) does. Literals and localhost
+// need no lookup; other names are resolved, briefly, since only a
+// Location naming a host needs it.
+func resolveHost(hostb []byte, v4 bool) (netip.Addr, bool) {
+	if a, ok := parseIPv4(hostb); ok {
+		return a, v4
+	}
+	host := string(hostb)
+	if a, err := netip.ParseAddr(host); err == nil {
+		a = a.Unmap()
+		return a, a.Is4() == v4
+	}
+	if strings.EqualFold(host, "localhost") {
+		if v4 {
+			return netip.AddrFrom4([4]byte{127, 0, 0, 1}), true
+		}
+		return netip.IPv6Loopback(), true
+	}
+	network := "ip6"
+	if v4 {
+		network = "ip4"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, network, host)
+	if err != nil || len(addrs) == 0 {
+		return netip.Addr{}, false
+	}
+	return addrs[0].Unmap(), true
+}
+
+// parseIPv4 parses a dotted quad without converting to a string, so the
+// common Location rewrite does not allocate.
+func parseIPv4(b []byte) (netip.Addr, bool) {
+	var a [4]byte
+	part, n, digits := 0, 0, 0
+	for i := 0; i <= len(b); i++ {
+		if i == len(b) || b[i] == '.' {
+			if digits == 0 || part > 3 {
+				return netip.Addr{}, false
+			}
+			a[part] = byte(n)
+			part, n, digits = part+1, 0, 0
+			continue
+		}
+		if !isDigit(b[i]) || digits == 3 {
+			return netip.Addr{}, false
+		}
+		n = n*10 + int(b[i]-'0')
+		digits++
+		if n > 255 {
+			return netip.Addr{}, false
+		}
+	}
+	return netip.AddrFrom4(a), part == 4
+}
+
+// atoiC is C's atoi on the leading digits (0 when there are none).
+func atoiC(s []byte) int {
+	n := 0
+	for _, ch := range s {
+		if !isDigit(ch) || n > 1<<20 {
+			break
+		}
+		n = n*10 + int(ch-'0')
+	}
+	return n
+}
+
+// poundNeedRewrite is Pound 4's need_rewrite (src/svc.c): a Location
+// pointing at the backend, or (mode 1) at the listener with the wrong
+// port or scheme, is rewritten; it returns the path to keep (without
+// its first '/').
+func (c *conn) poundNeedRewrite(st *Listener, mode int, val, vhost []byte) ([]byte, bool) {
+	be, ok := backendAddr(c.ex.be)
+	if mode == 0 || !ok {
+		return nil, false
+	}
+	loc, ok := parseLocation(val)
+	if !ok {
+		return nil, false
+	}
+	path := bytes.TrimPrefix(loc.path, []byte{'/'})
+	host, portStr, hasPort := bytes.Cut(loc.host, []byte{':'})
+	addr, ok := resolveHost(host, be.Addr().Is4())
+	if !ok {
+		return nil, false
+	}
+	// Pound compares the scheme with strncasecmp(proto, "https",
+	// len(proto)), true for "http" too: without an explicit port it
+	// always assumes 443. Kept for byte-identical behaviour.
+	port := 443
+	if hasPort {
+		port = atoiC(portStr)
+	}
+	if addr == be.Addr() && port == int(be.Port()) {
+		return path, true
+	}
+	lip := c.listenerIP(st)
+	if mode != 1 || lip.Is4() != addr.Is4() {
+		return nil, false
+	}
+	vhostName, _, _ := bytes.Cut(vhost, []byte{':'})
+	sameHost := addr == lip || bytes.EqualFold(host, vhostName)
+	wrongPort := port != c.listenerPort(st)
+	if sameHost && (wrongPort || !schemePrefix(loc.proto, st.Scheme)) {
+		return path, true
+	}
+	return nil, false
+}
+
+// schemePrefix is strncasecmp(proto, scheme, len(proto)) == 0.
+func schemePrefix(proto []byte, scheme string) bool {
+	return len(proto) <= len(scheme) && eqFold(proto, scheme[:len(proto)])
+}
+
+// bindBackend finishes the head in out for the backend b just picked:
+// RewriteDestination (Pound send_to_backend: the Destination header
+// names the backend) and zproxy's RewriteHost (Host is the backend's
+// address). It is idempotent, so a retry on another backend rebinds.
+func (c *conn) bindBackend(st *Listener, svc *service.Service, b *backend.Backend, out []byte) []byte {
+	e := st.edits(svc)
+	if e == nil || b == nil || !e.needBackend() {
+		return out
+	}
+	if e.rewriteDest {
+		if vs, ve, ok := findHeader(out, hdrDest); ok {
+			if loc, ok := parseLocation(out[vs:ve]); ok {
+				tail := len(out)
+				// The backend's scheme: plain HTTP until backends speak TLS.
+				out = append(out, "http://"...)
+				out = append(out, b.Address()...)
+				out = append(out, out[vs+loc.pathAt:ve]...)
+				out = splice(out, vs, ve, tail)
+			}
+		}
+	}
+	if e.zproxy && e.rewriteHost {
+		if vs, ve, ok := findHeader(out, hdrHost); ok {
+			tail := len(out)
+			out = append(out, b.Address()...)
+			out = splice(out, vs, ve, tail)
+		}
+	}
+	return out
+}
+
+// findHeader locates the value of the first header named name in the
+// head at the start of out.
+func findHeader(out []byte, name string) (vs, ve int, ok bool) {
+	end := bytes.Index(out, []byte("\r\n\r\n"))
+	if end < 0 {
+		return 0, 0, false
+	}
+	i := bytes.Index(out, []byte(crlf)) + 2
+	for i < end+2 {
+		le := i + bytes.Index(out[i:], []byte(crlf))
+		line := out[i:le]
+		if n := bytes.IndexByte(line, ':'); n == len(name) && eqFold(line[:n], name) {
+			vs = i + n + 1
+			for vs < le && (out[vs] == ' ' || out[vs] == '\t') {
+				vs++
+			}
+			return vs, le, true
+		}
+		i = le + 2
+	}
+	return 0, 0, false
+}
+
+// splice replaces out[vs:ve] by out[tail:] (just appended) in place.
+func splice(out []byte, vs, ve, tail int) []byte {
+	m := len(out) - tail
+	r := out[vs:]
+	reverse(r)
+	reverse(r[:m])
+	reverse(r[m:])
+	old := ve - vs
+	copy(out[vs+m:], out[vs+m+old:])
+	return out[:len(out)-old]
+}
+
+func reverse(b []byte) {
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+}
