@@ -76,7 +76,7 @@ func TestIPv6ListenerAndUnixBackend(t *testing.T) {
 	cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nListenHTTP\n\tAddress ::1\n\tPort %d\n\tService\n\t\tBackEnd\n\t\t\tAddress \"%s\"\n\t\tEnd\n\tEnd\nEnd\n", port, sock)
 	p := startLBDAt(t, cfg, fmt.Sprintf("[::1]:%d", port))
 	resp, body := get(t, http.DefaultClient, "http://"+p.addr+"/v6")
-	if resp.StatusCode != 200 || !strings.HasPrefix(body, "unix GET /v6") || !strings.Contains(body, "xff=::1") {
+	if resp.StatusCode != 200 || !strings.HasPrefix(body, "unix GET /v6") || !strings.Contains(body, "xff=[::1]") {
 		t.Fatalf("got %d %q", resp.StatusCode, body)
 	}
 }

@@ -167,7 +167,7 @@ func TestSemanticsCustomErrorPages(t *testing.T) {
 			service: "\t\tError 404\n", req: "PUT /x HTTP/1.1\nHost: h\nContent-Length: 0\n\n", status: 405, want: "method"},
 		{name: "zproxy Err", listener: "\tErr 503 \"" + write("z503.html", "zbusy") + "\"\n",
 			service: "\t\tRoutingPolicy ROUND_ROBIN\n\t\tURL \"^/only\"\n\t\tBackEnd\n\t\t\tAddress 127.0.0.1\n\t\t\tPort 1\n\t\tEnd\n",
-			req: "GET /x HTTP/1.1\nHost: h\n\n", status: 503, want: "zbusy"},
+			req:     "GET /x HTTP/1.1\nHost: h\n\n", status: 503, want: "zbusy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -232,16 +232,12 @@ func (f *fakeController) Calls() string {
 	return strings.Join(f.calls, "; ")
 }
 
-// withReload adds the PATCH /config endpoint to the Pound handler, as lbd
-// will serve it (today only the zproxy dialect has it).
-func withReload(c adminapi.Controller, h http.Handler) http.Handler {
+// withoutReload stands for an lbd older than PATCH /config on the Pound
+// socket: the endpoint answers 405 like any unknown method.
+func withoutReload(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPatch && r.URL.Path == "/config" {
-			if err := c.Reload(); err != nil {
-				http.Error(w, "reload failed", http.StatusInternalServerError)
-				return
-			}
-			fmt.Fprint(w, "true")
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -275,8 +271,8 @@ func poundServer(t *testing.T, reload bool) (string, *fakeController) {
 	t.Helper()
 	fc := &fakeController{st: fixture()}
 	var h http.Handler = adminapi.NewPoundHandler(fc)
-	if reload {
-		h = withReload(fc, h)
+	if !reload {
+		h = withoutReload(h)
 	}
 	return serve(t, h), fc
 }

@@ -184,7 +184,7 @@ func TestPoundDialect(t *testing.T) {
 		{name: "metrics", args: []string{"metrics"}, outHas: []string{"# TYPE pound_uptime counter\n", "# EOF\n"}},
 		{name: "reload", args: []string{"reload"}, calls: "Reload"},
 		{name: "reload refused", args: []string{"reload"}, setup: func(fc *fakeController) { fc.reloadErr = errors.New("bad file") },
-			code: 1, errHas: "lbctl: Internal Server Error", calls: "Reload"},
+			code: 1, errHas: "lbctl: Bad Request", calls: "Reload"},
 		{name: "reload endpoint missing", args: []string{"reload"}, noReload: true, code: 1, errHas: "no reload endpoint (PATCH /config)"},
 		{name: "backend add needs zproxy", args: []string{"backend", "add", "/1/0", "10.0.0.5:80"}, code: 1, errHas: "the Pound control API cannot add backends"},
 		{name: "version", args: []string{"version"}, outHas: []string{"lbctl: " + Version + "\n", "server: 9.9.9 (pid 4242) on "}},

@@ -76,7 +76,7 @@ func TestRequestCycleVariantsDoNotAllocate(t *testing.T) {
 					t.Fatal("cycle failed")
 				}
 			})
-			if allocs != 0 {
+			if allocs != 0 && !raceEnabled {
 				t.Fatalf("request cycle allocates %.1f times per request, want 0", allocs)
 			}
 		})

@@ -51,7 +51,10 @@ type conn struct {
 	// parked are backend connections kept for this client's next
 	// requests (see park.go).
 	parked [maxParked]*backend.Conn
-	key   [64]byte // scratch for session keys built from the address
+	key    [64]byte // scratch for session keys built from the address
+	// keep holds the request head (and response reason) while a body
+	// streams through the buffers they were parsed from (keep.go).
+	keep []byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

@@ -68,8 +68,16 @@ func checkRequest(st *Listener, req *http1.Request) int {
 	if cfg.CheckURL != nil && !cfg.CheckURL.Match(req.Target) {
 		return 501
 	}
-	if cfg.MaxRequest > 0 && req.ContentLength > cfg.MaxRequest {
-		return 413
+	if cfg.MaxRequest > 0 {
+		// zproxy limits the request head and answers 501 ("Request too
+		// large"); Pound 4 checks Content-Length and answers 413.
+		if st.Dialect == config.DialectZproxy {
+			if int64(req.HeadLen) > cfg.MaxRequest {
+				return 501
+			}
+		} else if req.ContentLength > cfg.MaxRequest {
+			return 413
+		}
 	}
 	return 0
 }

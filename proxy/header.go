@@ -77,9 +77,10 @@ func NewHeaderEdits(rules ...config.HeaderRules) *HeaderEdits {
 // EditsConfig says for which listener and service NewEdits prepares
 // rules; Service is nil for the listener's own.
 type EditsConfig struct {
-	Dialect   config.Dialect
-	Listener  *config.Listener
-	Service   *config.Service
+	Dialect  config.Dialect   // whose semantics the rules have
+	Listener *config.Listener // the listener's rules and rewrites
+	Service  *config.Service  // the service's rules; nil for the listener's own
+	// Anonymise (global) also hides the last byte of %[remoteip].
 	Anonymise bool
 }
 
@@ -176,6 +177,7 @@ func (e *HeaderEdits) needBackend() bool {
 
 // appendRequestHead writes the request head as it goes to the backend.
 func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte) []byte {
+	c.keepRequest()
 	e := st.edits(svc)
 	if e == nil {
 		e = noEdits

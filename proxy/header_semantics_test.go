@@ -17,97 +17,100 @@ func zproxyCfg(lrules, srules string) string {
 		"\t\tBackEnd\n\t\t\tAddress 127.0.0.2\n\t\t\tPort 8081\n\t\tEnd\n\tEnd\nEnd\n", lrules, srules)
 }
 
+// poundHeadCases are requests and the heads Pound 4 sends for them.
+var poundHeadCases = []struct {
+	name           string
+	lrules, srules string
+	client         string
+	req            string
+	want           string
+}{
+	{
+		name: "forwarding headers appended",
+		req:  "GET /a HTTP/1.1\nHost: h\nUser-Agent: u\n\n",
+		want: "GET /a HTTP/1.1\nHost: h\nUser-Agent: u\nX-Forwarded-For: 192.0.2.2\n" +
+			"X-Forwarded-Proto: http\nX-Forwarded-Port: 8080\n\n",
+	},
+	{
+		name: "client X-Forwarded-For merged and Proto replaced in place",
+		req:  "GET /a HTTP/1.1\nx-forwarded-for: 10.0.0.1\nX-Forwarded-Proto: https\nHost: h\n\n",
+		want: "GET /a HTTP/1.1\nx-forwarded-for: 10.0.0.1, 192.0.2.2\nX-Forwarded-Proto: http\nHost: h\n" +
+			"X-Forwarded-Port: 8080\n\n",
+	},
+	{
+		name: "received lines sent as received",
+		req:  "GET /a HTTP/1.1\nHost:h\nX-A:   b c\n\n",
+		want: "GET /a HTTP/1.1\nHost:h\nX-A:   b c\nX-Forwarded-For: 192.0.2.2\n" +
+			"X-Forwarded-Proto: http\nX-Forwarded-Port: 8080\n\n",
+	},
+	{
+		name:   "HeaderOption none adds nothing",
+		lrules: "\tHeaderOption none\n",
+		req:    "GET /a HTTP/1.1\nHost: h\n\n",
+		want:   "GET /a HTTP/1.1\nHost: h\n\n",
+	},
+	{
+		name:   "IPv6 client in brackets",
+		client: "[2001:db8::7]:4000",
+		lrules: "\tHeaderOption no-ssl\n",
+		req:    "GET /a HTTP/1.1\nHost: h\n\n",
+		want: "GET /a HTTP/1.1\nHost: h\nX-Forwarded-For: [2001:db8::7]\nX-Forwarded-Proto: http\n" +
+			"X-Forwarded-Port: 8080\n\n",
+	},
+	{
+		name:   "hop-by-hop and Expect not forwarded",
+		lrules: "\tHeaderOption none\n",
+		req:    "POST /a HTTP/1.1\nHost: h\nConnection: keep-alive, X-Hop\nX-Hop: 1\nKeep-Alive: 5\nExpect: 100-continue\nContent-Length: 0\n\n",
+		want:   "POST /a HTTP/1.1\nHost: h\nContent-Length: 0\n\n",
+	},
+	{
+		name:   "SetHeader replaces the first header of that name in place",
+		lrules: "\tHeaderOption none\n\tSetHeader \"X-Set: listener\"\n",
+		req:    "GET /a HTTP/1.1\nx-set: client\nHost: h\nX-Set: second\n\n",
+		want:   "GET /a HTTP/1.1\nX-Set: listener\nHost: h\nX-Set: second\n\n",
+	},
+	{
+		name:   "SetHeader appends when absent, AddHeader is its alias",
+		lrules: "\tHeaderOption none\n\tAddHeader \"X-Add: 1\"\n\tSetHeader \"X-Set: 2\"\n",
+		req:    "GET /a HTTP/1.1\nHost: h\n\n",
+		want:   "GET /a HTTP/1.1\nHost: h\nX-Add: 1\nX-Set: 2\n\n",
+	},
+	{
+		name:   "DeleteHeader also removes what Pound added",
+		lrules: "\tDeleteHeader \"^X-Forwarded-P\"\n\tHeadRemove \"^Cookie:\"\n",
+		req:    "GET /a HTTP/1.1\nHost: h\nCookie: a=b\n\n",
+		want:   "GET /a HTTP/1.1\nHost: h\nX-Forwarded-For: 192.0.2.2\n\n",
+	},
+	{
+		name:   "service rules run after the listener's",
+		lrules: "\tHeaderOption none\n\tSetHeader \"X-A: 1\"\n\tSetHeader \"X-B: 1\"\n",
+		srules: "\t\tDeleteHeader \"^X-A:\"\n\t\tSetHeader \"X-B: 2\"\n",
+		req:    "GET /a HTTP/1.1\nHost: h\n\n",
+		want:   "GET /a HTTP/1.1\nHost: h\nX-B: 2\n\n",
+	},
+	{
+		name:   "DeleteHeader sees the merged X-Forwarded-For",
+		lrules: "\tHeaderOption no-ssl\n\tDeleteHeader \"^X-Forwarded-For: 10.0.0.1, 192.0.2.2$\"\n",
+		req:    "GET /a HTTP/1.1\nX-Forwarded-For: 10.0.0.1\nHost: h\n\n",
+		want:   "GET /a HTTP/1.1\nHost: h\nX-Forwarded-Proto: http\nX-Forwarded-Port: 8080\n\n",
+	},
+	{
+		name:   "SetHeader expands back-references and accessors",
+		lrules: "\tHeaderOption none\n",
+		srules: "\t\tURL \"^/echo/(.*)$\"\n\t\tSetHeader \"X-Path: $1 %[host]%[port]\"\n",
+		req:    "GET /echo/foo HTTP/1.1\nHost: ex.org:81\n\n",
+		want:   "GET /echo/foo HTTP/1.1\nHost: ex.org:81\nX-Path: foo ex.org:81\n\n",
+	},
+	{
+		name:   "absolute-form target sent as origin-form with its Host",
+		lrules: "\tHeaderOption none\n",
+		req:    "GET http://ex.org/p?q=1 HTTP/1.1\nHost: other\n\n",
+		want:   "GET /p?q=1 HTTP/1.1\nHost: ex.org\n\n",
+	},
+}
+
 func TestPoundRequestHead(t *testing.T) {
-	tests := []struct {
-		name           string
-		lrules, srules string
-		client         string
-		req            string
-		want           string
-	}{
-		{
-			name: "forwarding headers appended",
-			req:  "GET /a HTTP/1.1\nHost: h\nUser-Agent: u\n\n",
-			want: "GET /a HTTP/1.1\nHost: h\nUser-Agent: u\nX-Forwarded-For: 192.0.2.2\n" +
-				"X-Forwarded-Proto: http\nX-Forwarded-Port: 8080\n\n",
-		},
-		{
-			name: "client X-Forwarded-For merged and Proto replaced in place",
-			req:  "GET /a HTTP/1.1\nx-forwarded-for: 10.0.0.1\nX-Forwarded-Proto: https\nHost: h\n\n",
-			want: "GET /a HTTP/1.1\nx-forwarded-for: 10.0.0.1, 192.0.2.2\nX-Forwarded-Proto: http\nHost: h\n" +
-				"X-Forwarded-Port: 8080\n\n",
-		},
-		{
-			name: "received lines sent as received",
-			req:  "GET /a HTTP/1.1\nHost:h\nX-A:   b c\n\n",
-			want: "GET /a HTTP/1.1\nHost:h\nX-A:   b c\nX-Forwarded-For: 192.0.2.2\n" +
-				"X-Forwarded-Proto: http\nX-Forwarded-Port: 8080\n\n",
-		},
-		{
-			name:   "HeaderOption none adds nothing",
-			lrules: "\tHeaderOption none\n",
-			req:    "GET /a HTTP/1.1\nHost: h\n\n",
-			want:   "GET /a HTTP/1.1\nHost: h\n\n",
-		},
-		{
-			name:   "IPv6 client in brackets",
-			client: "[2001:db8::7]:4000",
-			lrules: "\tHeaderOption no-ssl\n",
-			req:    "GET /a HTTP/1.1\nHost: h\n\n",
-			want: "GET /a HTTP/1.1\nHost: h\nX-Forwarded-For: [2001:db8::7]\nX-Forwarded-Proto: http\n" +
-				"X-Forwarded-Port: 8080\n\n",
-		},
-		{
-			name:   "hop-by-hop and Expect not forwarded",
-			lrules: "\tHeaderOption none\n",
-			req:    "POST /a HTTP/1.1\nHost: h\nConnection: keep-alive, X-Hop\nX-Hop: 1\nKeep-Alive: 5\nExpect: 100-continue\nContent-Length: 0\n\n",
-			want:   "POST /a HTTP/1.1\nHost: h\nContent-Length: 0\n\n",
-		},
-		{
-			name:   "SetHeader replaces the first header of that name in place",
-			lrules: "\tHeaderOption none\n\tSetHeader \"X-Set: listener\"\n",
-			req:    "GET /a HTTP/1.1\nx-set: client\nHost: h\nX-Set: second\n\n",
-			want:   "GET /a HTTP/1.1\nX-Set: listener\nHost: h\nX-Set: second\n\n",
-		},
-		{
-			name:   "SetHeader appends when absent, AddHeader is its alias",
-			lrules: "\tHeaderOption none\n\tAddHeader \"X-Add: 1\"\n\tSetHeader \"X-Set: 2\"\n",
-			req:    "GET /a HTTP/1.1\nHost: h\n\n",
-			want:   "GET /a HTTP/1.1\nHost: h\nX-Add: 1\nX-Set: 2\n\n",
-		},
-		{
-			name:   "DeleteHeader also removes what Pound added",
-			lrules: "\tDeleteHeader \"^X-Forwarded-P\"\n\tHeadRemove \"^Cookie:\"\n",
-			req:    "GET /a HTTP/1.1\nHost: h\nCookie: a=b\n\n",
-			want:   "GET /a HTTP/1.1\nHost: h\nX-Forwarded-For: 192.0.2.2\n\n",
-		},
-		{
-			name:   "service rules run after the listener's",
-			lrules: "\tHeaderOption none\n\tSetHeader \"X-A: 1\"\n\tSetHeader \"X-B: 1\"\n",
-			srules: "\t\tDeleteHeader \"^X-A:\"\n\t\tSetHeader \"X-B: 2\"\n",
-			req:    "GET /a HTTP/1.1\nHost: h\n\n",
-			want:   "GET /a HTTP/1.1\nHost: h\nX-B: 2\n\n",
-		},
-		{
-			name:   "DeleteHeader sees the merged X-Forwarded-For",
-			lrules: "\tHeaderOption no-ssl\n\tDeleteHeader \"^X-Forwarded-For: 10.0.0.1, 192.0.2.2$\"\n",
-			req:    "GET /a HTTP/1.1\nX-Forwarded-For: 10.0.0.1\nHost: h\n\n",
-			want:   "GET /a HTTP/1.1\nHost: h\nX-Forwarded-Proto: http\nX-Forwarded-Port: 8080\n\n",
-		},
-		{
-			name:   "SetHeader expands back-references and accessors",
-			lrules: "\tHeaderOption none\n",
-			srules: "\t\tURL \"^/echo/(.*)$\"\n\t\tSetHeader \"X-Path: $1 %[host]%[port]\"\n",
-			req:    "GET /echo/foo HTTP/1.1\nHost: ex.org:81\n\n",
-			want:   "GET /echo/foo HTTP/1.1\nHost: ex.org:81\nX-Path: foo ex.org:81\n\n",
-		},
-		{
-			name:   "absolute-form target sent as origin-form with its Host",
-			lrules: "\tHeaderOption none\n",
-			req:    "GET http://ex.org/p?q=1 HTTP/1.1\nHost: other\n\n",
-			want:   "GET /p?q=1 HTTP/1.1\nHost: ex.org\n\n",
-		},
-	}
+	tests := poundHeadCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := loadFixture(t, poundCfg(tt.lrules, tt.srules))

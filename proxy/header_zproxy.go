@@ -118,7 +118,9 @@ func (c *conn) appendZproxyXFF(dst []byte) []byte {
 			dst = append(dst, ", "...)
 		}
 	}
-	dst = c.client.AppendTo(dst)
+	if c.client.IsValid() {
+		dst = c.client.AppendTo(dst)
+	}
 	return append(dst, crlf...)
 }
 

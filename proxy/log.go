@@ -31,8 +31,10 @@ type AccessLog struct {
 	// Format is the canned format used when Prog is nil.
 	Format LogFormat
 	// Prog is a LogFormat definition; it overrides Format.
-	Prog      *LogProgram
-	Out       io.Writer
+	Prog *LogProgram
+	// Out receives one Write per line (stdout with -e, or syslog).
+	Out io.Writer
+	// Anonymise zeroes the last byte of the client address in %a.
 	Anonymise bool
 	// Prefix is written before every line ("pound: " on stderr).
 	Prefix string

@@ -81,8 +81,12 @@ func (c *conn) appendListenerIP(st *Listener, b []byte) []byte {
 	return appendAddr(b, c.listenerIP(st))
 }
 
-// appendAddr prints an address as Pound's addr2str: IPv6 in brackets.
+// appendAddr prints an address as Pound's addr2str: IPv6 in brackets;
+// nothing for a UNIX-socket peer (its unnamed path).
 func appendAddr(b []byte, a netip.Addr) []byte {
+	if !a.IsValid() {
+		return b
+	}
 	if a.Is6() {
 		b = append(b, '[')
 		b = a.AppendTo(b)

@@ -94,7 +94,7 @@ func TestCompileLogFormatErrors(t *testing.T) {
 }
 
 func TestStrftimeConversions(t *testing.T) {
-	tm := time.Date(2026, 3, 5, 14, 7, 9, 0, time.FixedZone("X", -(5*3600 + 30*60)))
+	tm := time.Date(2026, 3, 5, 14, 7, 9, 0, time.FixedZone("X", -(5*3600+30*60)))
 	tests := []struct{ format, want string }{
 		{"%A %B %d", "Thursday March 05"},
 		{"%I:%M %p|%l|%k", "02:07 PM| 2|14"},
@@ -132,4 +132,38 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	w.writes++
 	w.last = append(w.last[:0], p...)
 	return len(p), nil
+}
+
+// FuzzLogFormat compiles arbitrary formats and runs them on a request:
+// neither step may panic, whatever the configuration says.
+func FuzzLogFormat(f *testing.F) {
+	for _, s := range builtinFormats {
+		f.Add(s)
+	}
+	f.Add("%{%Y%}t %{end:usec_frac}t %{x")
+	f.Add("%>%{backend}L%{}i%%%")
+	fx := loadFixture(f, poundCfg("", ""))
+	f.Fuzz(func(t *testing.T, format string) {
+		prog, _ := CompileLogFormat("f", format)
+		if prog == nil {
+			return
+		}
+		fx.st.Log = &AccessLog{Prog: prog, Anonymise: true}
+		c := fx.conn(t, "192.0.2.2:4000", "GET /a?b HTTP/1.1\r\nHost: h:1\r\nAuthorization: Basic Og==\r\n\r\n")
+		c.appendLogLine(fx.st, prog, nil, logStart)
+	})
+}
+
+// FuzzExpand runs Pound's string expansion (redirect URLs, SetHeader
+// values) on arbitrary templates.
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"http://x/$1", "${1}$0(1)%[host]%[param a]%41%", "$$%$", "%[url", "$1(x", "${2"} {
+		f.Add(s)
+	}
+	fx := loadFixture(f, poundCfg("", "\t\tURL \"^/(a)(b)?\"\n"))
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		c := fx.conn(t, "192.0.2.2:4000", "GET /ab?a=1 HTTP/1.1\r\nHost: h:1\r\n\r\n")
+		x := expander{c: c, q: c.submatches()}
+		x.expand(nil, tmpl)
+	})
 }

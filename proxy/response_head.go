@@ -27,6 +27,7 @@ var (
 // backend's headers but hop-by-hop ones, with the response rules and
 // RewriteLocation applied, then the lines lbd adds.
 func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
+	c.keepReason()
 	resp := &c.resp
 	dst = append(dst, "HTTP/1.1 "...)
 	dst = strconv.AppendInt(dst, int64(resp.Status), 10)

@@ -112,7 +112,11 @@ func setupLogging(o *options, cfg *config.Config) (*logrus.Logger, io.Writer) {
 		log.SetOutput(os.Stderr)
 		return log, os.Stdout
 	}
-	w, err := syslog.New(syslogFacility(cfg.LogFacility)|syslog.LOG_INFO, o.prog)
+	tag := o.prog
+	if cfg.LogTag != "" {
+		tag = cfg.LogTag
+	}
+	w, err := syslog.New(syslogFacility(cfg.LogFacility)|syslog.LOG_INFO, tag)
 	if err != nil {
 		log.SetOutput(os.Stderr)
 		log.Warnf("syslog unavailable (%v); logging to stderr", err)
@@ -120,7 +124,13 @@ func setupLogging(o *options, cfg *config.Config) (*logrus.Logger, io.Writer) {
 	}
 	log.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
 	log.SetOutput(w)
-	return log, w
+	// Request lines go through lbd's own datagram writer: log/syslog
+	// allocates for every line.
+	access, err := engine.NewSyslogWriter(cfg.LogFacility, tag)
+	if err != nil {
+		return log, w
+	}
+	return log, access
 }
 
 func syslogFacility(name string) syslog.Priority {
@@ -196,6 +206,9 @@ func serve(o *options, cfg *config.Config) int {
 		defer os.Remove(pid)
 	}
 	defer ctl.Close()
+	if stop := startProfile(log); stop != nil {
+		defer stop()
+	}
 	return waitSignals(o, eng, log)
 }
 
