@@ -34,7 +34,7 @@ functional: build
 # Short coverage-guided fuzzing of every parser (FUZZTIME each).
 FUZZTIME ?= 20s
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' ./... | grep -E '^(Fuzz|ok)' | awk '/^ok/{pkg=$$2} /^Fuzz/{print pkg":"$$1}'); do \
+	@for t in $$($(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/{n[c++]=$$1} /^ok/{for(i=0;i<c;i++) print $$2":"n[i]; c=0}'); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "== $$pkg $$fn"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
