@@ -26,7 +26,7 @@ const (
 	// DefaultConnTO is Pound's default connect timeout (ConnTO 15).
 	DefaultConnTO = 15 * time.Second
 	// DefaultMaxIdle bounds the idle keep-alive connections kept per backend.
-	DefaultMaxIdle = 16
+	DefaultMaxIdle = 256
 	// DefaultIdleTimeout is how long an idle pooled connection is trusted.
 	// It is kept below common backend keep-alive timeouts (nginx 75 s,
 	// Go 90 s) so that we, not the backend, usually close first.

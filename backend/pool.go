@@ -5,15 +5,28 @@ import (
 	"time"
 )
 
-// pool is a bounded set of idle keep-alive connections: a fixed array of
-// atomic slots claimed with CAS. No mutex and no channel, so Get and Put
-// never block and allocate nothing. Put fills the lowest free slot and Get
-// scans from the top, which makes the pool behave like a stack: the most
-// recently used (warmest, least likely to have been closed by the backend)
-// conn is reused first and the cold ones age out at the bottom.
+// pool is a bounded LIFO of idle keep-alive connections. Slots live in a
+// fixed array; two lock-free stacks of slot indices (tagged Treiber
+// stacks: index and a change counter in one uint64, so a CAS fails after
+// any intervening push or pop and ABA cannot happen) say which slots hold
+// a connection and which are free. Get and Put are O(1), never block and
+// allocate nothing; the most recently parked (warmest) connection is
+// reused first. The array is allocated on the first Put, so a config with
+// thousands of backends pays only for those that carry traffic.
 type pool struct {
-	slots []atomic.Pointer[Conn]
-	idle  int64 // idle timeout in ns
+	max  int
+	idle int64 // idle timeout in ns
+	arr  atomic.Pointer[slotArray]
+}
+
+type slotArray struct {
+	slots      []poolSlot
+	used, free atomic.Uint64 // stack heads: tag<<32 | index+1 (0 = empty)
+}
+
+type poolSlot struct {
+	conn atomic.Pointer[Conn]
+	next atomic.Uint32 // index+1 of the next slot on the same stack
 }
 
 func (p *pool) init(maxIdle int, idle time.Duration) {
@@ -23,13 +36,49 @@ func (p *pool) init(maxIdle int, idle time.Duration) {
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
-	p.slots = make([]atomic.Pointer[Conn], max(maxIdle, 0))
+	p.max = max(maxIdle, 0)
 	p.idle = int64(idle)
 }
 
-// Get returns an idle pooled connection, checked out and counted in Active,
-// or ok=false when there is none. Conns idle past IdleTimeout, or that the
-// backend closed while idle, are closed and skipped.
+// slotsFor returns the slot array, creating it on first use.
+func (p *pool) slotsFor() *slotArray {
+	if a := p.arr.Load(); a != nil || p.max == 0 {
+		return a
+	}
+	a := &slotArray{slots: make([]poolSlot, p.max)}
+	for i := len(a.slots) - 1; i >= 0; i-- {
+		a.push(&a.free, uint32(i))
+	}
+	if !p.arr.CompareAndSwap(nil, a) {
+		return p.arr.Load()
+	}
+	return a
+}
+
+func (a *slotArray) push(head *atomic.Uint64, i uint32) {
+	for {
+		old := head.Load()
+		a.slots[i].next.Store(uint32(old))
+		if head.CompareAndSwap(old, (old>>32+1)<<32|uint64(i+1)) {
+			return
+		}
+	}
+}
+
+func (a *slotArray) pop(head *atomic.Uint64) (uint32, bool) {
+	for {
+		old := head.Load()
+		top := uint32(old)
+		if top == 0 {
+			return 0, false
+		}
+		next := a.slots[top-1].next.Load()
+		if head.CompareAndSwap(old, (old>>32+1)<<32|uint64(next)) {
+			return top - 1, true
+		}
+	}
+}
+
 // peekAfter is how long a conn must have been idle before Get asks the
 // kernel whether the backend closed it: a conn parked a moment ago is
 // almost never stale, and the check costs a system call per request.
@@ -37,13 +86,24 @@ func (p *pool) init(maxIdle int, idle time.Duration) {
 // that is safe.
 const peekAfter = 200 * time.Millisecond
 
+// Get returns an idle pooled connection, checked out and counted in Active,
+// or ok=false when there is none. Conns idle past IdleTimeout, or that the
+// backend closed while idle, are closed and skipped.
 func (b *Backend) Get() (c *Conn, ok bool) {
-	slots := b.pool.slots
+	a := b.pool.arr.Load()
+	if a == nil {
+		return nil, false
+	}
 	var now int64
-	for i := len(slots) - 1; i >= 0; i-- {
-		c := slots[i].Load()
-		if c == nil || !slots[i].CompareAndSwap(c, nil) {
-			continue
+	for {
+		i, ok := a.pop(&a.used)
+		if !ok {
+			return nil, false
+		}
+		c := a.slots[i].conn.Swap(nil)
+		a.push(&a.free, i)
+		if c == nil {
+			continue // closed by CloseIdle or ReapIdle while listed
 		}
 		if now == 0 {
 			now = monoNow()
@@ -58,41 +118,52 @@ func (b *Backend) Get() (c *Conn, ok bool) {
 		b.active.Add(1)
 		return c, true
 	}
-	return nil, false
 }
 
 // Put returns a connection after a complete exchange that left it reusable.
 // It is closed instead when the pool is full or disabled, or the backend is
-// disabled or dead. Deadlines are cleared so the next user starts clean.
-// Put on a conn that is not checked out (already Put or Closed) does nothing.
+// disabled, dead or retired. Put on a conn that is not checked out (already
+// Put or Closed) does nothing.
 func (b *Backend) Put(c *Conn) {
 	if c == nil || c.b != b || !c.release() {
 		return
 	}
-	if !b.enabled.Load() || !b.alive.Load() || b.retired.Load() || len(b.pool.slots) == 0 {
+	a := b.pool.slotsFor()
+	if a == nil || !b.enabled.Load() || !b.alive.Load() || b.retired.Load() {
 		c.Conn.Close()
 		return
 	}
-	c.idleSince.Store(monoNow())
-	slots := b.pool.slots
-	for i := range slots {
-		if slots[i].Load() == nil && slots[i].CompareAndSwap(nil, c) {
-			// A flip to dead/disabled may have drained the pool between
-			// our check and the CAS; take the conn back out if so.
-			if (!b.enabled.Load() || !b.alive.Load() || b.retired.Load()) && slots[i].CompareAndSwap(c, nil) {
-				c.Conn.Close()
+	i, ok := a.pop(&a.free)
+	if !ok {
+		// Full, unless slots emptied by ReapIdle are still listed as
+		// used: reuse one of those.
+		if i, ok = a.pop(&a.used); !ok || a.slots[i].conn.Load() != nil {
+			if ok {
+				a.push(&a.used, i)
 			}
+			c.Conn.Close()
 			return
 		}
 	}
-	c.Conn.Close()
+	c.idleSince.Store(monoNow())
+	a.slots[i].conn.Store(c)
+	a.push(&a.used, i)
+	// A flip to dead/disabled may have drained the pool between the check
+	// above and the push; take the conn back out if so.
+	if (!b.enabled.Load() || !b.alive.Load() || b.retired.Load()) && a.slots[i].conn.CompareAndSwap(c, nil) {
+		c.Conn.Close()
+	}
 }
 
 // Idle returns the number of connections parked in the pool.
 func (b *Backend) Idle() int {
+	a := b.pool.arr.Load()
+	if a == nil {
+		return 0
+	}
 	n := 0
-	for i := range b.pool.slots {
-		if b.pool.slots[i].Load() != nil {
+	for i := range a.slots {
+		if a.slots[i].conn.Load() != nil {
 			n++
 		}
 	}
@@ -102,8 +173,12 @@ func (b *Backend) Idle() int {
 // CloseIdle closes every idle pooled connection (backend disabled, dead or
 // removed from the configuration).
 func (b *Backend) CloseIdle() {
-	for i := range b.pool.slots {
-		if c := b.pool.slots[i].Swap(nil); c != nil {
+	a := b.pool.arr.Load()
+	if a == nil {
+		return
+	}
+	for i := range a.slots {
+		if c := a.slots[i].conn.Swap(nil); c != nil {
 			c.Conn.Close()
 		}
 	}
@@ -113,11 +188,15 @@ func (b *Backend) CloseIdle() {
 // how many it closed. The Prober calls it every interval so that cold conns
 // at the bottom of the stack do not hold sockets forever.
 func (b *Backend) ReapIdle() int {
+	a := b.pool.arr.Load()
+	if a == nil {
+		return 0
+	}
 	now := monoNow()
 	n := 0
-	for i := range b.pool.slots {
-		c := b.pool.slots[i].Load()
-		if c != nil && now-c.idleSince.Load() > b.pool.idle && b.pool.slots[i].CompareAndSwap(c, nil) {
+	for i := range a.slots {
+		c := a.slots[i].conn.Load()
+		if c != nil && now-c.idleSince.Load() > b.pool.idle && a.slots[i].conn.CompareAndSwap(c, nil) {
 			c.Conn.Close()
 			n++
 		}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"lbd/backend"
 	"lbd/http1"
 )
 
@@ -48,10 +47,7 @@ type conn struct {
 	chunk http1.ChunkScanner
 	out   []byte // outgoing head under construction
 	ex    exchange
-	// parked are backend connections kept for this client's next
-	// requests (see park.go).
-	parked [maxParked]*backend.Conn
-	key    [64]byte // scratch for session keys built from the address
+	key   [64]byte // scratch for session keys built from the address
 	// keep holds the request head (and response reason) while a body
 	// streams through the buffers they were parsed from (keep.go).
 	keep []byte
@@ -69,7 +65,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 }
 
 func (c *conn) release() {
-	c.unparkAll()
 	c.nc.Close()
 	c.putBuf()
 	c.srv.track(c, false)

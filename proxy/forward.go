@@ -93,11 +93,7 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 		var bc *backend.Conn
 		reused := false
 		if !fresh {
-			if bc = c.unpark(b); bc != nil {
-				reused = true
-			} else {
-				bc, reused = b.Get()
-			}
+			bc, reused = b.Get()
 		}
 		if !reused {
 			var err error

@@ -61,7 +61,7 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	}
 	b.Done(bc, resp.Status, time.Since(c.ex.start))
 	if err == nil && clean && resp.KeepAlive {
-		c.park(bc)
+		b.Put(bc)
 	} else {
 		bc.Close()
 	}
