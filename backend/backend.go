@@ -77,6 +77,10 @@ type Options struct {
 	Logger logrus.FieldLogger
 	// DialContext replaces net.Dialer (tests, SO_MARK); nil = net.Dialer.
 	DialContext DialFunc
+	// ServerName is Pound's backend ServerName: SNI and the Host sent.
+	ServerName string
+	// HTTPS says DialContext speaks TLS (shown by the control API).
+	HTTPS bool
 }
 
 // Backend is one backend server: immutable identity plus atomic runtime
@@ -88,11 +92,11 @@ type Backend struct {
 	// retired is set when a reload replaced or removed this backend:
 	// connections coming back from requests in flight are closed instead
 	// of pooled, so nothing stays open to a backend no config names.
-	retired atomic.Bool
-	connLimit      int64
-	active         atomic.Int64 // connections checked out (in use)
-	pending        atomic.Int64 // connects in progress
-	latency        atomic.Int64 // EWMA of response time in ns; -1 = none
+	retired   atomic.Bool
+	connLimit int64
+	active    atomic.Int64 // connections checked out (in use)
+	pending   atomic.Int64 // connects in progress
+	latency   atomic.Int64 // EWMA of response time in ns; -1 = none
 
 	// Written once per request, read by the control API.
 	requests    atomic.Int64
@@ -117,6 +121,8 @@ type Backend struct {
 	noPassiveDown        bool
 	log                  logrus.FieldLogger
 	dial                 DialFunc
+	serverName           string
+	https                bool
 }
 
 // New builds a Backend from o, applying the documented defaults. It starts
@@ -137,6 +143,8 @@ func New(o Options) *Backend {
 		noPassiveDown: o.NoPassiveDown,
 		log:           o.Logger,
 		dial:          o.DialContext,
+		serverName:    o.ServerName,
+		https:         o.HTTPS,
 	}
 	if b.network == "" {
 		b.network = "tcp"

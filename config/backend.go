@@ -67,7 +67,8 @@ func initBackendTable() {
 		be.HTTPS = true
 		be.Cert = b.certFile(u[0].arg, b.resolve(u[0].arg.Text))
 	})
-	t.add("Ciphers", "[fsl]+", func(_ *builder, be *Backend, _ *parser.Node, u []unit) {
+	t.add("Ciphers", "[fsl]+", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
+		b.checkCiphers(u)
 		be.HTTPS = true
 		ciphers(u, &be.Ciphers, &be.CipherSuites)
 	}).withFlags("ciphersuites=", "cipherlist=")

@@ -75,7 +75,8 @@ func addTLSDirectives(t table[*Listener]) {
 		}
 		l.TLS.Disable = raiseDisable(l.TLS.Disable, u[0].arg.Text)
 	})
-	t.add("Ciphers", "[fsl]+", func(_ *builder, l *Listener, _ *parser.Node, u []unit) {
+	t.add("Ciphers", "[fsl]+", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
+		b.checkCiphers(u)
 		ciphers(u, &l.TLS.Ciphers, &l.TLS.CipherSuites)
 	}).withFlags("ciphersuites=", "cipherlist=")
 	t.add("SSLHonorCipherOrder", "b", func(_ *builder, l *Listener, _ *parser.Node, u []unit) {

@@ -193,6 +193,7 @@ type Backend struct {
 	Ciphers      string    `json:"ciphers,omitempty"`
 	CipherSuites string    `json:"cipher_suites,omitempty"`
 	Disable      string    `json:"disable,omitempty"`
+	VerifyList   *FileData `json:"verify_list,omitempty"` // lbd: verify the backend's certificate
 
 	Redirect *Redirect  `json:"redirect,omitempty"` // Kind == redirect
 	Status   int        `json:"status,omitempty"`   // Kind == error

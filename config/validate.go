@@ -53,6 +53,7 @@ func (b *builder) finishListener(l *Listener) {
 	for _, ops := range ex.hdrOps {
 		l.HeaderOption = b.headerOptions(l.HeaderOption, ops)
 	}
+	b.finishTLS(l)
 }
 
 // resolveRefs replaces every reference by a copy of its named backend,

@@ -33,7 +33,7 @@ type graph struct {
 // backendKey identifies a backend across reloads: the same service (by
 // position and name) and the same address keep their state and sessions.
 func backendKey(scope string, svcIdx int, svc *config.Service, b *config.Backend) string {
-	return scope + "/" + strconv.Itoa(svcIdx) + ":" + svc.Name + "/" + dialAddress(b) + emergencyTag(b)
+	return scope + "/" + strconv.Itoa(svcIdx) + ":" + svc.Name + "/" + dialAddress(b) + emergencyTag(b) + tlsTag(b)
 }
 
 func emergencyTag(b *config.Backend) string {
@@ -206,6 +206,7 @@ func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
 		o.Network = "tcp"
 		o.ID = cb.Address + "-" + strconv.Itoa(cb.Port)
 	}
+	backendTLS(&o, cb)
 	if cb.HAPort != nil {
 		host := cb.HAPort.Address
 		if host == "" {

@@ -79,6 +79,7 @@ func (e *Engine) Start() error {
 		s := &server{key: bindKey(l), ln: ln, srv: proxy.NewServer(e.g.listeners[i])}
 		e.servers = append(e.servers, s)
 	}
+	configureTLS(e.servers, e.g.cfg, e.opts.Log)
 	for _, s := range e.servers {
 		e.serve(s)
 	}

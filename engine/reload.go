@@ -47,6 +47,7 @@ func (e *Engine) reloadLocked(cfg *config.Config) error {
 		s := &server{key: key, ln: ln, srv: proxy.NewServer(g.listeners[i])}
 		next[i], fresh = s, append(fresh, s)
 	}
+	configureTLS(next, cfg, e.opts.Log)
 	for i, s := range next {
 		s.srv.Swap(g.listeners[i])
 	}

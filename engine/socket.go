@@ -32,6 +32,9 @@ func listenAddress(l *config.Listener) string {
 // bind opens the listener's socket: TCP on Address:Port, a UNIX socket
 // when Address is a path, or a socket received over SocketFrom.
 func bind(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
+	if l.HTTPS {
+		return bindTLS(l, log)
+	}
 	if l.SocketFrom != "" {
 		ln, err := socketFrom(l.SocketFrom)
 		if err == nil {

@@ -104,6 +104,7 @@ func backendView(b *backend.Backend) adminapi.Backend {
 		Hits2xx: b.StatusCount(2), Hits3xx: b.StatusCount(3), Hits4xx: b.StatusCount(4), Hits5xx: b.StatusCount(5),
 		Requests: b.Requests(), Errors: b.Errors(), Active: b.Active(), Pending: b.Pending(),
 		ResponseTime: b.Latency(), ConnectTime: b.ConnectTime(), RequestTimeAvg: max(b.Latency(), 0),
+		HTTPS: b.HTTPS(), ServerName: b.ServerName(),
 	}
 }
 

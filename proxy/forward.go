@@ -90,6 +90,7 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 			return nil, last
 		}
 		c.out = c.bindBackend(st, svc, b, c.out) // backend-dependent headers
+		c.out = c.bindServerName(b, c.out)
 		var bc *backend.Conn
 		reused := false
 		if !fresh {

@@ -45,7 +45,7 @@ func (c *conn) handle(st *Listener) bool {
 	}
 	ok := c.forward(st, svc)
 	c.logRequest(st)
-	return ok && !c.ex.closeCl && req.KeepAlive && !c.srv.closing.Load()
+	return ok && !c.ex.closeCl && req.KeepAlive && !c.srv.closing.Load() && !c.noHTTPS11()
 }
 
 // checkRequest applies the listener's request rules (xHTTP, CheckURL,

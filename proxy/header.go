@@ -255,7 +255,7 @@ func (c *conn) planForwarded(st *Listener) fwdPlan {
 func (c *conn) role(p *fwdPlan, i int) fwdRole {
 	h := &c.req.Headers[i]
 	if c.req.IsHopByHop(h.Name) || eqFold(h.Name, hdrExpect) ||
-		(c.req.AbsoluteForm && eqFold(h.Name, hdrHost)) {
+		(c.req.AbsoluteForm && eqFold(h.Name, hdrHost)) || c.forgedSSL(h.Name) {
 		return fwdSkip
 	}
 	switch i {
@@ -281,6 +281,7 @@ func (c *conn) appendPoundHeaders(st *Listener, e *HeaderEdits, dst []byte) []by
 	}
 	dst = c.appendFraming(dst)
 	dst = c.appendMissingForwarded(st, &p, dst)
+	dst = c.appendSSLHeaders(dst)
 	return append(dst, crlf...)
 }
 

@@ -58,6 +58,7 @@ func (c *conn) appendPoundHeadersEdited(st *Listener, e *HeaderEdits, dst []byte
 	for j := s.n; j < total; j++ {
 		dst = s.emit(fate, j, dst)
 	}
+	dst = c.appendSSLHeaders(dst)
 	return append(dst, crlf...)
 }
 

@@ -49,6 +49,7 @@ func (c *conn) appendZproxyRequest(st *Listener, e *HeaderEdits, dst []byte) []b
 	if st.Forwarded {
 		dst = c.appendZproxyXFF(dst)
 	}
+	dst = c.appendSSLHeaders(dst)
 	return append(dst, crlf...)
 }
 
@@ -67,7 +68,7 @@ func (c *conn) zproxyHost() []byte {
 // zproxyDrops reports whether received header h is not sent in place.
 func (c *conn) zproxyDrops(e *HeaderEdits, h *http1.Header, scratch []byte) bool {
 	if c.req.IsHopByHop(h.Name) || eqFold(h.Name, hdrExpect) || eqFold(h.Name, hdrHost) ||
-		eqFold(h.Name, hdrXFF) {
+		eqFold(h.Name, hdrXFF) || c.forgedSSL(h.Name) {
 		return true
 	}
 	if len(e.reqRemove) == 0 {

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"net"
+
+	"github.com/sirupsen/logrus"
+
+	"lbd/backend"
+	"lbd/config"
+	"lbd/listener"
+	"lbd/openssl"
+)
+
+// TLS in the engine: ListenHTTPS sockets are wrapped by package
+// listener (handshakes, SNI, HTTP/2), configured from each loaded
+// configuration, and HTTPS backends dial through backend.TLSDial.
+
+// bindTLS opens a ListenHTTPS socket as bind does for ListenHTTP and
+// wraps it; it accepts once configureTLS has given it its settings.
+func bindTLS(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
+	plain := *l
+	plain.HTTPS = false
+	ln, err := bind(&plain, log)
+	if err != nil {
+		return nil, err
+	}
+	return listener.NewTLS(ln, log), nil
+}
+
+// configureTLS hands every TLS socket its listener's settings from cfg
+// (servers[i] serves cfg.Listeners[i]), at start and on every reload,
+// so certificates, ciphers and client verification follow the file. A
+// listener whose settings cannot be applied refuses handshakes and says
+// why here, rather than serve without them.
+func configureTLS(servers []*server, cfg *config.Config, log *logrus.Logger) {
+	for i, s := range servers {
+		tl, ok := s.ln.(*listener.TLS)
+		if !ok || i >= len(cfg.Listeners) {
+			continue
+		}
+		if err := tl.Configure(cfg, cfg.Listeners[i]); err != nil {
+			log.Errorf("%s: %v", cfg.Listeners[i].Pos, err)
+		}
+	}
+}
+
+// backendTLS completes o for a backend with ServerName or HTTPS (Pound:
+// HTTPS, or implied by Cert, Ciphers, Disable). As in Pound and zproxy
+// the backend's certificate is not verified unless lbd's VerifyList is
+// given; Cert is the client certificate lbd presents.
+func backendTLS(o *backend.Options, cb *config.Backend) {
+	o.ServerName = cb.ServerName
+	if !cb.HTTPS {
+		return
+	}
+	tc, err := backendTLSConfig(cb)
+	if err != nil {
+		// The configuration layer validated these; refuse to connect
+		// rather than silently drop a setting.
+		o.DialContext = func(context.Context, string, string) (net.Conn, error) { return nil, err }
+		return
+	}
+	o.DialContext = backend.TLSDial(o.DialContext, tc, o.Address)
+	o.HTTPS = true
+}
+
+// backendTLSConfig translates a backend's TLS directives.
+func backendTLSConfig(cb *config.Backend) (*tls.Config, error) {
+	tc := &tls.Config{
+		ServerName:         cb.ServerName,
+		InsecureSkipVerify: true, // Pound and zproxy never verify; see VerifyList
+		ClientSessionCache: tls.NewLRUClientSessionCache(64),
+		NextProtos:         []string{"http/1.1"},
+	}
+	minV, ok := openssl.MinVersion(cb.Disable)
+	if !ok {
+		return nil, errors.New("Disable " + cb.Disable + " leaves no protocol enabled")
+	}
+	tc.MinVersion = minV
+	if cb.Ciphers != "" {
+		ids, err := openssl.CipherSuites(cb.Ciphers)
+		if err != nil {
+			return nil, err
+		}
+		tc.CipherSuites = ids
+	}
+	if cb.Cert != nil {
+		tc.Certificates = []tls.Certificate{cb.Cert.Cert}
+	}
+	if cb.VerifyList != nil {
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(cb.VerifyList.Data)
+		tc.VerifyConnection = verifyBackend(roots, cb.ServerName)
+	}
+	return tc, nil
+}
+
+// verifyBackend checks the backend's chain against roots and, when the
+// backend has a ServerName, the certificate's name against it (the
+// address alone names no host a certificate could be issued to).
+func verifyBackend(roots *x509.CertPool, name string) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("backend sent no certificate")
+		}
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{
+			Roots: roots, Intermediates: inter, DNSName: name,
+		})
+		return err
+	}
+}
+
+// tlsTag distinguishes backends by their TLS settings in backendKey, so
+// a reload that changes them builds a new backend (with a new dialer)
+// instead of reusing the old one.
+func tlsTag(cb *config.Backend) string {
+	if !cb.HTTPS && cb.ServerName == "" {
+		return ""
+	}
+	h := sha256.New()
+	for _, s := range []string{cb.ServerName, cb.Ciphers, cb.CipherSuites, cb.Disable} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	if cb.HTTPS {
+		h.Write([]byte("https"))
+	}
+	if cb.Cert != nil {
+		for _, der := range cb.Cert.Cert.Certificate {
+			h.Write(der)
+		}
+	}
+	if cb.VerifyList != nil {
+		h.Write(cb.VerifyList.Data)
+	}
+	return "!tls:" + hex.EncodeToString(h.Sum(nil)[:8])
+}
