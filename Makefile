@@ -40,10 +40,13 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
 
-# Micro-benchmarks, then the side-by-side proxy comparison (see bench/).
+# Micro-benchmarks, the side-by-side proxy comparisons (HTTP/1.1 and TLS)
+# and the idle-connection memory meter; bench/RESULTS.md records them.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 	bench/peers.sh
+	bench/tls.sh
+	$(GO) run ./bench/idleconns -lbd $(BIN)/lbd -n 10000
 
 run: build
 	scripts/run-demo.sh
