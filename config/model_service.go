@@ -144,6 +144,9 @@ type Session struct {
 	ID     string      `json:"id,omitempty"`
 	Path   string      `json:"path,omitempty"`
 	Domain string      `json:"domain,omitempty"`
+	// Max caps the number of sessions kept (lbd's MaxSessions; default
+	// DefaultMaxSessions); the oldest are evicted first.
+	Max int `json:"max"`
 }
 
 // BackendKind distinguishes regular backends from Pound 4 special ones.

@@ -24,6 +24,10 @@ var sessionTypes = map[string]SessionType{
 
 var sessionTable = table[*sessionBuild]{}
 
+// DefaultMaxSessions bounds a service's session table when MaxSessions is
+// not given: about 150 MB of memory at most.
+const DefaultMaxSessions = 1 << 20
+
 func initSessionTable() {
 	t := sessionTable
 	t.add("Type", "[sl]", func(b *builder, sb *sessionBuild, _ *parser.Node, u []unit) {
@@ -42,6 +46,13 @@ func initSessionTable() {
 	t.add("ID", "s", func(_ *builder, sb *sessionBuild, _ *parser.Node, u []unit) { sb.s.ID = u[0].arg.Text })
 	t.add("Path", "s", func(_ *builder, sb *sessionBuild, _ *parser.Node, u []unit) { sb.s.Path = u[0].arg.Text })
 	t.add("Domain", "s", func(_ *builder, sb *sessionBuild, _ *parser.Node, u []unit) { sb.s.Domain = u[0].arg.Text })
+	// MaxSessions is lbd's own: the cap on the service's session table
+	// (oldest sessions are evicted first), so a flood of new keys cannot
+	// exhaust memory. Default DefaultMaxSessions.
+	t.add("MaxSessions", "n", func(b *builder, sb *sessionBuild, _ *parser.Node, u []unit) {
+		v, ok := b.intArg(u[0].arg, 1, 1<<30)
+		sb.s.Max, sb.bad = int(v), sb.bad || !ok
+	})
 }
 
 // serviceSession builds a Session block and checks it is complete, with
@@ -52,7 +63,7 @@ func serviceSession(b *builder, s *Service, n *parser.Node, _ []unit) {
 		b.errorf(parser.Span(s.Session.Pos), "original definition was here")
 		return
 	}
-	sb := &sessionBuild{s: &Session{Pos: Locus(stmtSpan(n))}}
+	sb := &sessionBuild{s: &Session{Pos: Locus(stmtSpan(n)), Max: DefaultMaxSessions}}
 	walk(b, sessionTable, nil, sb, n.Children)
 	if sb.bad {
 		return

@@ -14,10 +14,6 @@ import (
 	"lbd/session"
 )
 
-// sessionCap bounds each service's session table (oldest entries are
-// evicted first), so a flood of new keys cannot exhaust memory.
-const sessionCap = 1 << 20
-
 // graph is one built configuration: the runtime objects the data path
 // reads. A reload builds a new graph, reusing backends and session tables
 // of the previous one by identity, and swaps it in.
@@ -129,14 +125,14 @@ func (b *builder) sessions(scope string, idx int, s *config.Service, bes []*back
 		})
 		return old.Sessions, ex
 	}
-	return session.NewTable[*backend.Backend](time.Duration(s.Session.TTL), sessionCap, time.Now), ex
+	return session.NewTable[*backend.Backend](time.Duration(s.Session.TTL), s.Session.Max, time.Now), ex
 }
 
 // sameSession compares what defines a session table (not its position
 // in the file, which moves when lines are added above it).
 func sameSession(a, b *config.Session) bool {
 	return a != nil && b != nil && a.Type == b.Type && a.TTL == b.TTL &&
-		a.ID == b.ID && a.Path == b.Path && a.Domain == b.Domain
+		a.ID == b.ID && a.Path == b.Path && a.Domain == b.Domain && a.Max == b.Max
 }
 
 func (g *graph) findService(scope string, idx int, name string) *service.Service {
