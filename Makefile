@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.Version=$(VERSION)
 BIN      := bin
 
-.PHONY: all build test unit functional vet fuzz bench run install man clean
+.PHONY: all build test unit functional vet lint fuzz bench run install man clean
 
 all: build
 
@@ -22,7 +22,14 @@ build:
 test: vet unit functional
 
 vet:
+	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
 	$(GO) vet ./...
+
+# staticcheck (fetched through the Go module proxy on first use).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint: vet
+	$(GO) run $(STATICCHECK) ./...
 
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /functional-tests)

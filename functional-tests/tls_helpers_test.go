@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
-
 	"lbd/internal/testpki"
 )
 
@@ -115,7 +113,9 @@ func headersHandler(name string) http.Handler {
 // HTTP/2 when h2 is set.
 func httpsClient(cfg *tls.Config, h2 bool) *http.Client {
 	if h2 {
-		return &http.Client{Timeout: 10 * time.Second, Transport: &http2.Transport{TLSClientConfig: cfg}}
+		var p http.Protocols
+		p.SetHTTP2(true)
+		return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, Protocols: &p}}
 	}
 	cfg = cfg.Clone()
 	cfg.NextProtos = []string{"http/1.1"}

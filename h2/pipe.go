@@ -107,10 +107,9 @@ func (d *deadline) passed() bool {
 
 // pipeEnd is one end: it reads rd and writes wr.
 type pipeEnd struct {
-	rd, wr        *pipeBuf
-	rdl, wdl      deadline
-	closeOnce     sync.Once
-	local, remote net.Addr
+	rd, wr    *pipeBuf
+	rdl, wdl  deadline
+	closeOnce sync.Once
 }
 
 var pipeAddr = &net.UnixAddr{Name: "h2-bridge", Net: "pipe"}

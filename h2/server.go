@@ -4,6 +4,10 @@
 // Routing, balancing, sessions, header rules, error pages and logging are
 // therefore the same code for both protocols, and backends keep speaking
 // HTTP/1.1 as with Pound.
+//lint:file-ignore SA1019 lbd accepts TLS connections itself and dispatches
+// them by ALPN, so it needs x/net's ServeConn on one accepted connection,
+// which net/http's built-in HTTP/2 (the suggested replacement) lacks.
+
 package h2
 
 import (

@@ -143,12 +143,11 @@ func respIncomplete(n int, l *headLimits) error {
 
 // respFields collects what applyHeaders learns in its pass.
 type respFields struct {
-	tes       int
-	te        []byte
-	ws        bool
-	upgrades  int
-	conn      connTokens
-	clInvalid bool
+	tes      int
+	te       []byte
+	ws       bool
+	upgrades int
+	conn     connTokens
 }
 
 func (resp *Response) applyHeaders(reqMethodHEAD bool) error {

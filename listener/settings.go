@@ -78,7 +78,7 @@ func serverConfig(t *config.ListenerTLS, store *certStore) (*tls.Config, error) 
 	tc := &tls.Config{GetCertificate: store.getCertificate}
 	minV, ok := openssl.MinVersion(t.Disable)
 	if !ok {
-		return nil, fmt.Errorf("Disable %s leaves no protocol enabled", t.Disable)
+		return nil, fmt.Errorf("directive Disable %s leaves no protocol enabled", t.Disable)
 	}
 	tc.MinVersion = minV
 	if t.Ciphers != "" {

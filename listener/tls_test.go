@@ -17,7 +17,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
-	"golang.org/x/net/http2"
 
 	"lbd/config"
 	"lbd/internal/testpki"
@@ -181,7 +180,9 @@ func TestClientCertModes(t *testing.T) {
 func TestHTTP2IsBridgedToHTTP1(t *testing.T) {
 	p := newPKI(t)
 	l := startTLS(t, p.listenerConfig(t), config.DialectPound)
-	tr := &http2.Transport{TLSClientConfig: &tls.Config{ServerName: "site.test", RootCAs: p.ca.Pool()}}
+	var protos http.Protocols
+	protos.SetHTTP2(true)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{ServerName: "site.test", RootCAs: p.ca.Pool()}, Protocols: &protos}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
 	for i := 0; i < 3; i++ { // the bridge is reused: all three go over one

@@ -58,11 +58,10 @@ type Server struct {
 	state   atomic.Pointer[Listener]
 	enabled atomic.Bool
 
-	mu       sync.Mutex // guards conns and ln; never taken per request
-	conns    map[*conn]struct{}
-	ln       net.Listener
-	closing  atomic.Bool
-	inflight sync.WaitGroup
+	mu      sync.Mutex // guards conns and ln; never taken per request
+	conns   map[*conn]struct{}
+	ln      net.Listener
+	closing atomic.Bool
 
 	Active atomic.Int64 // open client connections
 }
