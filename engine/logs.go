@@ -110,7 +110,7 @@ var syslogPaths = []string{"/dev/log", "/var/run/syslog", "/var/run/log"}
 // tag, for the request log sink.
 func NewSyslogWriter(facility, tag string) (io.Writer, error) {
 	w := &syslogWriter{
-		pri: "<" + strconv.Itoa(int(syslogFacility(facility)|syslog.LOG_INFO)) + ">",
+		pri: "<" + strconv.Itoa(int(SyslogFacility(facility)|syslog.LOG_INFO)) + ">",
 		tag: tag + "[" + strconv.Itoa(os.Getpid()) + "]: ",
 		buf: make([]byte, 0, 1024),
 	}
@@ -162,9 +162,9 @@ func (w *syslogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// syslogFacility maps a LogFacility name to its syslog code (daemon
+// SyslogFacility maps a LogFacility name to its syslog code (daemon
 // when unknown, Pound's default).
-func syslogFacility(name string) syslog.Priority {
+func SyslogFacility(name string) syslog.Priority {
 	m := map[string]syslog.Priority{
 		"kern": syslog.LOG_KERN, "user": syslog.LOG_USER, "mail": syslog.LOG_MAIL,
 		"daemon": syslog.LOG_DAEMON, "auth": syslog.LOG_AUTH, "syslog": syslog.LOG_SYSLOG,

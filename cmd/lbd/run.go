@@ -116,7 +116,7 @@ func setupLogging(o *options, cfg *config.Config) (*logrus.Logger, io.Writer) {
 	if cfg.LogTag != "" {
 		tag = cfg.LogTag
 	}
-	w, err := syslog.New(syslogFacility(cfg.LogFacility)|syslog.LOG_INFO, tag)
+	w, err := syslog.New(engine.SyslogFacility(cfg.LogFacility)|syslog.LOG_INFO, tag)
 	if err != nil {
 		log.SetOutput(os.Stderr)
 		log.Warnf("syslog unavailable (%v); logging to stderr", err)
@@ -131,22 +131,6 @@ func setupLogging(o *options, cfg *config.Config) (*logrus.Logger, io.Writer) {
 		return log, w
 	}
 	return log, access
-}
-
-func syslogFacility(name string) syslog.Priority {
-	m := map[string]syslog.Priority{
-		"kern": syslog.LOG_KERN, "user": syslog.LOG_USER, "mail": syslog.LOG_MAIL,
-		"daemon": syslog.LOG_DAEMON, "auth": syslog.LOG_AUTH, "syslog": syslog.LOG_SYSLOG,
-		"lpr": syslog.LOG_LPR, "news": syslog.LOG_NEWS, "uucp": syslog.LOG_UUCP,
-		"cron": syslog.LOG_CRON, "authpriv": syslog.LOG_AUTHPRIV, "ftp": syslog.LOG_FTP,
-		"local0": syslog.LOG_LOCAL0, "local1": syslog.LOG_LOCAL1, "local2": syslog.LOG_LOCAL2,
-		"local3": syslog.LOG_LOCAL3, "local4": syslog.LOG_LOCAL4, "local5": syslog.LOG_LOCAL5,
-		"local6": syslog.LOG_LOCAL6, "local7": syslog.LOG_LOCAL7,
-	}
-	if p, ok := m[strings.ToLower(name)]; ok {
-		return p
-	}
-	return syslog.LOG_DAEMON
 }
 
 const daemonEnv = "LBD_DAEMONIZED"
