@@ -40,17 +40,20 @@ func (c *conn) upgrade(st *Listener, bc *backend.Conn, got []byte) bool {
 		c.r = c.w
 	}
 	b.Done(bc, 101, time.Since(c.ex.start))
-	tunnel(c.nc, bc, b.WSTimeOut())
+	tunnel(c.nc, bc.Conn, b.WSTimeOut())
 	bc.Close()
 	return false
 }
 
-// tunnel copies both ways until either side closes or stays idle for
-// idle (WSTimeOut). io.Copy between TCP connections uses splice(2).
+// tunnel moves bytes both ways until either side closes or stays idle
+// for idle (WSTimeOut): with splice(2) between plain sockets, else by
+// copying (TLS).
 func tunnel(client net.Conn, be net.Conn, idle time.Duration) {
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
-		io.Copy(idleWriter{dst, idle}, idleReader{src, idle})
+		if !spliceCopy(dst, src, idle) {
+			io.Copy(idleWriter{dst, idle}, idleReader{src, idle})
+		}
 		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
 		} else {
