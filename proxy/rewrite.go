@@ -190,8 +190,12 @@ func (c *conn) bindBackend(st *Listener, svc *service.Service, b *backend.Backen
 		if vs, ve, ok := findHeader(out, hdrDest); ok {
 			if loc, ok := parseLocation(out[vs:ve]); ok {
 				tail := len(out)
-				// The backend's scheme: plain HTTP until backends speak TLS.
-				out = append(out, "http://"...)
+				// The backend's own scheme, as Pound's send_to_backend.
+				if b.HTTPS() {
+					out = append(out, "https://"...)
+				} else {
+					out = append(out, "http://"...)
+				}
 				out = append(out, b.Address()...)
 				out = append(out, out[vs+loc.pathAt:ve]...)
 				out = splice(out, vs, ve, tail)
