@@ -4,12 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pids=()
+stopped=0
 cleanup() {
+	[ "$stopped" = 1 ] && return
+	stopped=1
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	echo "demo stopped"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 0' INT TERM
 bin/demo-backend -listen 127.0.0.1:8081 -name one & pids+=($!)
 bin/demo-backend -listen 127.0.0.1:8082 -name two & pids+=($!)
 bin/lbd -e -f demo/lbd.cfg & pids+=($!)
