@@ -20,7 +20,8 @@ func (s *Service) cookieLines() map[*backend.Backend][]byte {
 			continue // UNIX-socket backends have no zproxy cookie key
 		}
 		key := session.CookieInsertKey(ap)
-		line := append([]byte("Set-Cookie: "), session.AppendSetCookie(nil, cfg.ID, key, cfg.Path, cfg.Domain, time.Duration(cfg.TTL))...)
+		line := append([]byte("Set-Cookie: "), session.AppendSetCookie(nil, key, session.CookieSpec{
+			ID: cfg.ID, Path: cfg.Path, Domain: cfg.Domain, TTL: time.Duration(cfg.TTL)})...)
 		m[b] = append(line, "\r\n"...)
 		s.cookieKeys[b] = []byte(key)
 	}

@@ -98,21 +98,28 @@ const hexDigits = "0123456789abcdef"
 // that a sub-second TTL does not delete the cookie (zproxy multiplies by
 // 1000, a bug not copied). A ttl <= 0 omits Max-Age, making a browser-session
 // cookie. The header name and CRLF are the caller's.
-func AppendSetCookie(dst []byte, id, key, path, domain string, ttl time.Duration) []byte {
-	dst = append(dst, id...)
+func AppendSetCookie(dst []byte, key string, c CookieSpec) []byte {
+	dst = append(dst, c.ID...)
 	dst = append(dst, '=')
 	dst = append(dst, key...)
-	if domain != "" {
+	if c.Domain != "" {
 		dst = append(dst, "; Domain="...)
-		dst = append(dst, domain...)
+		dst = append(dst, c.Domain...)
 	}
-	if path != "" {
+	if c.Path != "" {
 		dst = append(dst, "; Path="...)
-		dst = append(dst, path...)
+		dst = append(dst, c.Path...)
 	}
-	if ttl > 0 {
+	if c.TTL > 0 {
 		dst = append(dst, "; Max-Age="...)
-		dst = strconv.AppendInt(dst, int64((ttl+time.Second-1)/time.Second), 10)
+		dst = strconv.AppendInt(dst, int64((c.TTL+time.Second-1)/time.Second), 10)
 	}
 	return dst
+}
+
+// CookieSpec is what a COOKIEINSERT Session block says about its cookie:
+// the name (ID), the Path and Domain attributes and the session TTL.
+type CookieSpec struct {
+	ID, Path, Domain string
+	TTL              time.Duration
 }

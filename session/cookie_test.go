@@ -52,7 +52,7 @@ func TestAppendSetCookie(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := AppendSetCookie([]byte(tt.dst), "BCK", "4-7f000001-46a10000", tt.path, tt.domain, tt.ttl)
+			got := AppendSetCookie([]byte(tt.dst), "4-7f000001-46a10000", CookieSpec{ID: "BCK", Path: tt.path, Domain: tt.domain, TTL: tt.ttl})
 			if string(got) != tt.want {
 				t.Fatalf("AppendSetCookie = %q, want %q", got, tt.want)
 			}
@@ -65,7 +65,7 @@ func TestAppendSetCookieRoundTrip(t *testing.T) {
 	// The inserted cookie must parse as a cookie named ID with the key as
 	// its value, and the browser's echo of it must give the key back.
 	key := CookieInsertKey(netip.MustParseAddrPort("127.0.0.1:18081"))
-	set := AppendSetCookie([]byte("Set-Cookie: "), "BCK", key, "/", "example.org", time.Minute)
+	set := AppendSetCookie([]byte("Set-Cookie: "), key, CookieSpec{ID: "BCK", Path: "/", Domain: "example.org", TTL: time.Minute})
 	learn := Extractor{Type: Cookie, ID: []byte("BCK")}
 	if got := learn.ResponseKey(parseHeaders([]string{string(set)})); string(got) != key {
 		t.Fatalf("Set-Cookie %q parses to %q, want %q", set, got, key)
@@ -80,7 +80,7 @@ func TestAppendSetCookieRoundTrip(t *testing.T) {
 func TestAppendSetCookieAllocs(t *testing.T) {
 	dst := make([]byte, 0, 128)
 	allocs := testing.AllocsPerRun(100, func() {
-		dst = AppendSetCookie(dst[:0], "BCK", "4-7f000001-46a10000", "/", "example.org", time.Hour)
+		dst = AppendSetCookie(dst[:0], "4-7f000001-46a10000", CookieSpec{ID: "BCK", Path: "/", Domain: "example.org", TTL: time.Hour})
 	})
 	if allocs != 0 {
 		t.Fatalf("AppendSetCookie allocs = %v, want 0", allocs)
