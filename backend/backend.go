@@ -92,7 +92,8 @@ type Backend struct {
 	// retired is set when a reload replaced or removed this backend:
 	// connections coming back from requests in flight are closed instead
 	// of pooled, so nothing stays open to a backend no config names.
-	retired   atomic.Bool
+	retired atomic.Bool
+	watchField
 	connLimit int64
 	active    atomic.Int64 // connections checked out (in use)
 	pending   atomic.Int64 // connects in progress

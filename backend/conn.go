@@ -63,6 +63,7 @@ func (c *Conn) Close() error {
 func (c *Conn) release() bool {
 	if c.out.CompareAndSwap(true, false) {
 		c.b.active.Add(-1)
+		c.b.loadChanged()
 		return true
 	}
 	return false
@@ -97,11 +98,13 @@ func (b *Backend) Dial(deadline time.Time) (*Conn, error) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), limit)
 	b.pending.Add(1)
+	b.loadChanged()
 	nc, err := b.dial(ctx, b.network, b.address)
 	expired := ctx.Err() != nil
 	cancel()
 	if err != nil {
 		b.pending.Add(-1)
+		b.loadChanged()
 		if !b.noPassiveDown && !(callerCut && expired) {
 			b.SetAlive(false, err.Error())
 		}
@@ -115,5 +118,6 @@ func (b *Backend) Dial(deadline time.Time) (*Conn, error) {
 	// concurrent ConnLimit check never sees it in neither.
 	b.active.Add(1)
 	b.pending.Add(-1)
+	b.loadChanged()
 	return c, nil
 }

@@ -116,6 +116,7 @@ func (b *Backend) Get() (c *Conn, ok bool) {
 		c.reuses++
 		c.out.Store(true)
 		b.active.Add(1)
+		b.loadChanged()
 		return c, true
 	}
 }

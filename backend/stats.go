@@ -54,6 +54,7 @@ func (b *Backend) Done(c *Conn, status int, latency time.Duration) {
 	}
 	b.status[status/100].Add(1)
 	ewma(&b.latency, int64(max(latency, 0)), ewmaShift)
+	b.loadChanged()
 }
 
 // ewma folds sample into *p with gain 1/2^shift; a negative *p means "no

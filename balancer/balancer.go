@@ -174,6 +174,9 @@ func (b *Balancer) Close() {
 	for _, r := range removes {
 		r()
 	}
+	for _, be := range b.all {
+		be.Unwatch(b)
+	}
 }
 
 // Refresh republishes the eligible set from the backends' current state. The
@@ -213,12 +216,11 @@ func (b *Balancer) pickGroup(g *group, c *cursor) *backend.Backend {
 		return g.pickRandom(b.rand())
 	case IWRR, RoundRobin:
 		return g.pickRing(c.n.Add(1) - 1)
-	case LeastConnections:
-		return g.pickConns(false)
-	case ResponseTime:
-		return g.pickLatency()
-	case PendingConnections:
-		return g.pickConns(true)
+	case LeastConnections, ResponseTime, PendingConnections:
+		if g.tree != nil {
+			return g.tree.pick()
+		}
+		return g.scan(b.kind)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 // carries load (one established conn, one pending connect for
 // PENDING_CONNECTIONS, a latency sample), so the min-based algorithms
 // cannot stop early: their worst case.
-func benchFixture(b *testing.B, k Kind, n int, busy bool) *fixture {
+func benchFixture(b testing.TB, k Kind, n int, busy bool) *fixture {
 	specs := make([]spec, n)
 	for i := range specs {
 		specs[i] = spec{prio: 1, weight: 1 + i%5} // one zproxy tier: all eligible

@@ -90,3 +90,36 @@ func (g *group) pickLatency() *backend.Backend {
 	}
 	return best
 }
+
+// beats reports whether backend j strictly beats backend i for kind, by the
+// rules of pickConns and pickLatency (the tree and the scan must agree).
+func (g *group) beats(kind Kind, j, i int) bool {
+	bi, bj := g.bs[i], g.bs[j]
+	if kind == ResponseTime {
+		li, lj := int64(bi.Latency()), int64(bj.Latency())
+		switch {
+		case li < 0:
+			return false
+		case lj < 0:
+			return true
+		}
+		return lj*g.w[i] < li*g.w[j]
+	}
+	ci, cj := bi.Pending(), bj.Pending()
+	if kind == LeastConnections {
+		ci += bi.Active()
+		cj += bj.Active()
+	}
+	return cj*g.w[i] < ci*g.w[j]
+}
+
+// scan is the linear pick of the least-connections family.
+func (g *group) scan(kind Kind) *backend.Backend {
+	switch kind {
+	case LeastConnections:
+		return g.pickConns(false)
+	case PendingConnections:
+		return g.pickConns(true)
+	}
+	return g.pickLatency()
+}

@@ -33,6 +33,7 @@ type group struct {
 	ring  []uint32 // indexes into bs, one cycle of the sequence
 	thr   []uint64 // alias method: keep index i if the coin < thr[i]
 	alias []uint32 // ... else take alias[i]
+	tree  *minTree // least-connections family with >= treeMin backends
 }
 
 // rebuild computes and publishes a new snapshot from the backends' current
@@ -58,6 +59,14 @@ func (b *Balancer) rebuild() {
 	}
 	s.groups[0] = b.newGroup(regular)
 	s.groups[1] = b.newGroup(emergency)
+	if usesTree(b.kind, len(b.all)) {
+		for _, be := range b.all {
+			be.Unwatch(b) // ineligible now; eligible ones are re-pointed below
+		}
+	}
+	for i := range s.groups {
+		b.watch(&s.groups[i])
+	}
 	b.snap.Store(s)
 }
 
@@ -88,6 +97,24 @@ func (b *Balancer) newGroup(bs []*backend.Backend) group {
 		g.ring = runRing(ringWeights(g.w))
 	}
 	return g
+}
+
+// usesTree reports whether the kind keeps a tournament tree at size n.
+func usesTree(k Kind, n int) bool {
+	return (k == LeastConnections || k == PendingConnections || k == ResponseTime) && n >= treeMin
+}
+
+// watch builds the group's tree when its kind uses one and points the
+// backends' load watchers at its leaves (replacing the previous
+// snapshot's).
+func (b *Balancer) watch(g *group) {
+	if !usesTree(b.kind, len(g.bs)) {
+		return
+	}
+	g.tree = newMinTree(g, b.kind)
+	for i, be := range g.bs {
+		be.Watch(&leafWatcher{t: g.tree, i: i}, b)
+	}
 }
 
 // servicePriority is zproxy's monitor rule (§3.7): walk the regular
