@@ -326,8 +326,10 @@ func TestNoBackendIs503(t *testing.T) {
 
 func TestGracefulStopFinishesInFlight(t *testing.T) {
 	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
 	var once sync.Once
 	b := startBackend(t, "127.0.0.2", "slow", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
 		<-release
 		io.WriteString(w, "finished")
 	}))
@@ -342,12 +344,25 @@ func TestGracefulStopFinishesInFlight(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		done <- string(body)
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select { // the request is in flight at the backend
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("request never reached the backend")
+	}
 	p.signal(syscall.SIGHUP)
-	time.Sleep(300 * time.Millisecond)
-	if c, err := net.DialTimeout("tcp", p.addr, time.Second); err == nil {
+	// The listener must close (new connects refused) while the request
+	// is still in flight; allow lbd up to 5 s to act on the signal.
+	refused := false
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", p.addr, time.Second)
+		if err != nil {
+			refused = true
+			break
+		}
 		c.Close()
-		t.Error("listener still accepting after SIGHUP")
+	}
+	if !refused {
+		t.Error("listener still accepting 5 s after SIGHUP")
 	}
 	once.Do(func() { close(release) })
 	if got := <-done; got != "finished" {
