@@ -158,11 +158,19 @@ func TestSessionRepinsWhenBackendDiesAndSurvivesReload(t *testing.T) {
 	hdr := map[string]string{"X-Session": "alice"}
 	owner, _ := fetch(t, p.addr, "/", hdr)
 	// A reload with the same service keeps the session table.
-	if err := os.WriteFile(p.cfg, []byte("# reloaded\n"+cfg), 0o644); err != nil {
+	written, err := os.ReadFile(p.cfg) // {PORT} already filled in
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.cfg, append([]byte("# reloaded\n"), written...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p.signal(syscall.SIGUSR1)
-	time.Sleep(300 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.out.String(), "configuration reloaded"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload logged:\n%s", p.out.String())
+		}
+	}
 	for i := 0; i < 6; i++ {
 		if got, _ := fetch(t, p.addr, "/", hdr); got != owner {
 			t.Fatalf("after reload request %d went to %s, want %s", i, got, owner)
