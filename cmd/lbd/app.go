@@ -23,6 +23,15 @@ func progName(argv0 string) string {
 	return "lbd"
 }
 
+// defaultConfig is the configuration file read without -f: Pound's when
+// lbd runs as pound, so an init script written for Pound works unchanged.
+func defaultConfig(prog string) string {
+	if prog == "pound" {
+		return "/etc/pound.cfg"
+	}
+	return "/etc/lbd/lbd.cfg"
+}
+
 // options are the parsed command line.
 type options struct {
 	prog       string
@@ -51,7 +60,7 @@ func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.
 		HideHelpCommand:        true,
 		HideVersion:            true,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "f", Usage: "configuration `FILE`", Value: "/etc/lbd/lbd.cfg", Destination: &o.configFile},
+			&cli.StringFlag{Name: "f", Usage: "configuration `FILE`", Value: defaultConfig(prog), Destination: &o.configFile},
 			&cli.StringFlag{Name: "p", Usage: "PID `FILE` (overrides PIDFile)", Destination: &o.pidFile},
 			&cli.BoolFlag{Name: "c", Usage: "check the configuration and exit", Destination: &o.check},
 			&cli.BoolFlag{Name: "v", Usage: "verbose: print startup diagnostics", Destination: &o.verbose},
