@@ -372,3 +372,42 @@ func TestGracefulStopFinishesInFlight(t *testing.T) {
 		t.Fatalf("exit code %d\n%s", code, p.out.String())
 	}
 }
+
+// TestCloseDelimitedBodyCutShortIsReset: a response framed by the
+// backend's close must not look complete when the backend resets the
+// connection mid-body; lbd resets the client connection too.
+func TestCloseDelimitedBodyCutShortIsReset(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			http.ReadRequest(bufio.NewReader(c))
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"+strings.Repeat("x", 300))
+			time.Sleep(50 * time.Millisecond)
+			c.(*net.TCPConn).SetLinger(0) // reset, not a clean end
+			c.Close()
+		}
+	}()
+	p := startLBD(t, oneService(&backend{addr: ln.Addr().String()}))
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = io.ReadAll(c)
+	if err == nil {
+		t.Fatal("a body cut short by a reset ended like a complete close-delimited body")
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("lbd neither reset nor closed the connection: %v", err)
+	}
+}

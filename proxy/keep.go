@@ -37,11 +37,18 @@ func (c *conn) keepReason() {
 // rebase re-points s, a slice of from, at the same bytes of to (a copy
 // of from). Slices outside from are kept.
 func rebase(s, from, to []byte) []byte {
-	if s == nil || cap(s) == 0 {
+	if cap(s) == 0 {
 		return s
 	}
 	off := cap(from) - cap(s)
-	if off < 0 || off+len(s) > len(from) {
+	if off < 0 || off >= cap(from) || off+len(s) > len(from) {
+		return s
+	}
+	// Capacity arithmetic alone also matches a slice of another array
+	// whose end lines up (the parser's static "/" Path when the head ends
+	// at the end of the buffer): only a slice starting at from[off] is
+	// one of ours.
+	if &s[:1][0] != &from[:cap(from)][off] {
 		return s
 	}
 	return to[off : off+len(s) : len(to)]

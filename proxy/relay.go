@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"io"
+	"net"
 	"time"
 
 	"lbd/backend"
@@ -66,7 +68,11 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 		bc.Close()
 	}
 	// A body cut short by the backend must not look complete to the
-	// client: closing the connection is the only signal HTTP/1.1 has.
+	// client. For a close-delimited body a plain close would say
+	// "complete", so the connection is reset instead.
+	if err != nil && err != errClientIO {
+		c.abort()
+	}
 	return err == nil && keep
 }
 
@@ -151,10 +157,13 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 			c.ex.bytes += int64(k)
 		}
 		if err != nil {
-			if isTimeout(err) {
+			switch {
+			case err == io.EOF:
+				return false, nil // the backend's close ends this body
+			case isTimeout(err):
 				return false, errTimeout
 			}
-			return false, nil
+			return false, errBackendIO
 		}
 	}
 }
@@ -186,5 +195,17 @@ func (c *conn) copyChunked(st *Listener, bc *backend.Conn, buf []byte, rto time.
 			}
 			return false, errBackendIO
 		}
+	}
+}
+
+// abort makes the coming close of the client connection a reset (RST),
+// which no client mistakes for the end of a close-delimited body.
+func (c *conn) abort() {
+	nc := c.nc
+	if u, ok := nc.(interface{ NetConn() net.Conn }); ok { // TLS
+		nc = u.NetConn()
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetLinger(0)
 	}
 }
