@@ -188,6 +188,35 @@ func startBackend(t *testing.T, host, name string, h http.Handler) *backend {
 
 func (b *backend) stop() { b.srv.Close() }
 
+// rawBackend is a scripted TCP backend on 127.0.0.2 for what a real HTTP
+// server would never do (tunnels, truncated or reset responses): serve
+// runs for each connection once its request head has been read, and the
+// connection is closed when it returns.
+func rawBackend(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) *backend {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				if _, err := http.ReadRequest(br); err == nil {
+					serve(c, br)
+				}
+			}()
+		}
+	}()
+	return &backend{addr: ln.Addr().String()}
+}
+
 // backendBlock renders a BackEnd block for b.
 func (b *backend) block() string {
 	host, port, _ := net.SplitHostPort(b.addr)

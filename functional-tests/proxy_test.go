@@ -235,25 +235,10 @@ func TestExpectContinue(t *testing.T) {
 }
 
 func TestWebSocketTunnel(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		br := bufio.NewReader(c)
-		if _, err := http.ReadRequest(br); err != nil {
-			return
-		}
+	be := rawBackend(t, func(c net.Conn, br *bufio.Reader) {
 		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 		io.Copy(c, br) // echo
-	}()
-	be := &backend{addr: ln.Addr().String()}
+	})
 	p := startLBD(t, oneService(be))
 	c, err := net.Dial("tcp", p.addr)
 	if err != nil {
@@ -275,23 +260,10 @@ func TestWebSocketTunnel(t *testing.T) {
 }
 
 func TestBackendKilledMidResponseAbortsClient(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			http.ReadRequest(bufio.NewReader(c))
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"+strings.Repeat("x", 400))
-			c.Close()
-		}
-	}()
-	p := startLBD(t, oneService(&backend{addr: ln.Addr().String()}))
+	be := rawBackend(t, func(c net.Conn, _ *bufio.Reader) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"+strings.Repeat("x", 400))
+	})
+	p := startLBD(t, oneService(be))
 	resp, err := http.Get("http://" + p.addr + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -377,25 +349,12 @@ func TestGracefulStopFinishesInFlight(t *testing.T) {
 // backend's close must not look complete when the backend resets the
 // connection mid-body; lbd resets the client connection too.
 func TestCloseDelimitedBodyCutShortIsReset(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			http.ReadRequest(bufio.NewReader(c))
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"+strings.Repeat("x", 300))
-			time.Sleep(50 * time.Millisecond)
-			c.(*net.TCPConn).SetLinger(0) // reset, not a clean end
-			c.Close()
-		}
-	}()
-	p := startLBD(t, oneService(&backend{addr: ln.Addr().String()}))
+	be := rawBackend(t, func(c net.Conn, _ *bufio.Reader) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"+strings.Repeat("x", 300))
+		time.Sleep(50 * time.Millisecond)
+		c.(*net.TCPConn).SetLinger(0) // the close below is a reset, not a clean end
+	})
+	p := startLBD(t, oneService(be))
 	c, err := net.Dial("tcp", p.addr)
 	if err != nil {
 		t.Fatal(err)
