@@ -193,3 +193,17 @@ func validHost(h []byte) bool {
 	}
 	return true
 }
+
+// EqualFold reports whether b equals s, ignoring ASCII case on both sides;
+// header and method names are compared with it everywhere in lbd.
+func EqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if lowerTab[b[i]] != lowerTab[s[i]] {
+			return false
+		}
+	}
+	return true
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"lbd/config"
+	"lbd/http1"
 )
 
 // submatch is one entry of Pound's submatch queue: the subject a
@@ -77,7 +78,7 @@ func (c *conn) condSubject(cond *config.Condition) ([]byte, bool) {
 		for i := range req.Headers {
 			h := &req.Headers[i]
 			if cond.Name != "" {
-				if eqFold(h.Name, cond.Name) && cond.Pattern.Match(h.Value) {
+				if http1.EqualFold(h.Name, cond.Name) && cond.Pattern.Match(h.Value) {
 					return h.Value, true
 				}
 				continue

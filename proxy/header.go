@@ -241,11 +241,11 @@ func (c *conn) planForwarded(st *Listener) fwdPlan {
 	for i := range c.req.Headers {
 		n := c.req.Headers[i].Name
 		switch {
-		case p.xff < 0 && eqFold(n, hdrXFF):
+		case p.xff < 0 && http1.EqualFold(n, hdrXFF):
 			p.xff = i
-		case p.proto < 0 && eqFold(n, hdrXFProto):
+		case p.proto < 0 && http1.EqualFold(n, hdrXFProto):
 			p.proto = i
-		case p.port < 0 && eqFold(n, hdrXFPort):
+		case p.port < 0 && http1.EqualFold(n, hdrXFPort):
 			p.port = i
 		}
 	}
@@ -254,8 +254,8 @@ func (c *conn) planForwarded(st *Listener) fwdPlan {
 
 func (c *conn) role(p *fwdPlan, i int) fwdRole {
 	h := &c.req.Headers[i]
-	if c.req.IsHopByHop(h.Name) || eqFold(h.Name, hdrExpect) ||
-		(c.req.AbsoluteForm && eqFold(h.Name, hdrHost)) || c.forgedSSL(h.Name) {
+	if c.req.IsHopByHop(h.Name) || http1.EqualFold(h.Name, hdrExpect) ||
+		(c.req.AbsoluteForm && http1.EqualFold(h.Name, hdrHost)) || c.forgedSSL(h.Name) {
 		return fwdSkip
 	}
 	switch i {
@@ -402,18 +402,4 @@ func lineOf(h *http1.Header, scratch []byte) []byte {
 	}
 	b := appendHeader(scratch, h)
 	return b[:len(b)-len(crlf)]
-}
-
-// eqFold compares an ASCII header name case-insensitively.
-func eqFold(s []byte, t string) bool {
-	if len(s) != len(t) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		a, b := s[i], t[i]
-		if a != b && (a|0x20 != b|0x20 || a|0x20 < 'a' || a|0x20 > 'z') {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"strings"
+
+	"lbd/http1"
 )
 
 // Pound 4 applies DeleteHeader and SetHeader to the request's header
@@ -117,7 +119,7 @@ func (s *poundSim) find(fate []int16, name string) int {
 				return j
 			}
 		case j < s.n:
-			if eqFold(s.c.req.Headers[j].Name, name) {
+			if http1.EqualFold(s.c.req.Headers[j].Name, name) {
 				return j
 			}
 		case strings.EqualFold(virtualNames[j-s.n], name):

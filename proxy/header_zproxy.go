@@ -67,8 +67,8 @@ func (c *conn) zproxyHost() []byte {
 
 // zproxyDrops reports whether received header h is not sent in place.
 func (c *conn) zproxyDrops(e *HeaderEdits, h *http1.Header, scratch []byte) bool {
-	if c.req.IsHopByHop(h.Name) || eqFold(h.Name, hdrExpect) || eqFold(h.Name, hdrHost) ||
-		eqFold(h.Name, hdrXFF) || c.forgedSSL(h.Name) {
+	if c.req.IsHopByHop(h.Name) || http1.EqualFold(h.Name, hdrExpect) || http1.EqualFold(h.Name, hdrHost) ||
+		http1.EqualFold(h.Name, hdrXFF) || c.forgedSSL(h.Name) {
 		return true
 	}
 	if len(e.reqRemove) == 0 {
@@ -114,7 +114,7 @@ func (c *conn) appendZproxyXFF(dst []byte) []byte {
 	dst = append(dst, ": "...)
 	for i := range c.req.Headers {
 		h := &c.req.Headers[i]
-		if eqFold(h.Name, hdrXFF) && len(h.Value) > 0 {
+		if http1.EqualFold(h.Name, hdrXFF) && len(h.Value) > 0 {
 			dst = append(dst, h.Value...)
 			dst = append(dst, ", "...)
 		}

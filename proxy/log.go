@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lbd/config"
+	"lbd/http1"
 )
 
 // LogFormat is a Pound request log format number (LogLevel).
@@ -268,7 +269,7 @@ func (c *conn) appendClientAddr(b []byte, anon bool) []byte {
 // reqHeader returns the value of the first request header named name.
 func (c *conn) reqHeader(name string) ([]byte, bool) {
 	for i := range c.req.Headers {
-		if h := &c.req.Headers[i]; eqFold(h.Name, name) {
+		if h := &c.req.Headers[i]; http1.EqualFold(h.Name, name) {
 			return h.Value, true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"lbd/config"
+	"lbd/http1"
 )
 
 // listenerFacts are what Pound reads from lstn->addr: the listener's
@@ -131,7 +132,7 @@ func appendRawLine(b, raw []byte) []byte {
 // appendUser is %u: the user name of Basic credentials, or "-".
 func (c *conn) appendUser(b []byte) []byte {
 	v, ok := c.reqHeader("Authorization")
-	if !ok || len(v) < 5 || !eqFold(v[:5], "Basic") {
+	if !ok || len(v) < 5 || !http1.EqualFold(v[:5], "Basic") {
 		return append(b, '-')
 	}
 	v = bytes.TrimLeft(v[5:], " \t")

@@ -40,7 +40,7 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	}
 	for i := range resp.Headers {
 		h := &resp.Headers[i]
-		if resp.IsHopByHop(h.Name) || (resp.Chunked && eqFold(h.Name, hdrContentLen)) {
+		if resp.IsHopByHop(h.Name) || (resp.Chunked && http1.EqualFold(h.Name, hdrContentLen)) {
 			continue
 		}
 		if e.zproxy {
@@ -93,8 +93,8 @@ func (c *conn) appendPoundResponseHeader(st *Listener, e *HeaderEdits, h *http1.
 	}
 	if e.loc != 0 {
 		name := hdrLocation
-		isLoc := eqFold(h.Name, hdrLocation)
-		if !isLoc && eqFold(h.Name, hdrContentLoc) {
+		isLoc := http1.EqualFold(h.Name, hdrLocation)
+		if !isLoc && http1.EqualFold(h.Name, hdrContentLoc) {
 			name, isLoc = poundContentLc, true
 		}
 		if isLoc {
@@ -131,14 +131,14 @@ func (c *conn) zproxyRespMoved(e *HeaderEdits, h *http1.Header, scratch []byte) 
 	if removedBy(e.respRemove, h, scratch) || zproxyReplacement(e.respReplace, h, scratch) >= 0 {
 		return true
 	}
-	if e.sts != "" && eqFold(h.Name, hdrSTS) {
+	if e.sts != "" && http1.EqualFold(h.Name, hdrSTS) {
 		return true
 	}
 	return c.zproxyLocationApplies(e, h)
 }
 
 func (c *conn) zproxyLocationApplies(e *HeaderEdits, h *http1.Header) bool {
-	if !eqFold(h.Name, hdrLocation) && !eqFold(h.Name, hdrContentLoc) {
+	if !http1.EqualFold(h.Name, hdrLocation) && !http1.EqualFold(h.Name, hdrContentLoc) {
 		return false
 	}
 	if _, ok := backendAddr(c.ex.be); !ok || (e.loc == 0 && !e.locURL) {

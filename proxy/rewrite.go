@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lbd/backend"
+	"lbd/http1"
 	"lbd/service"
 )
 
@@ -44,7 +45,7 @@ func parseLocation(v []byte) (location, bool) {
 }
 
 func hasPrefixFold(b []byte, p string) bool {
-	return len(b) >= len(p) && eqFold(b[:len(p)], p)
+	return len(b) >= len(p) && http1.EqualFold(b[:len(p)], p)
 }
 
 // backendAddr is the backend's IP and port; ok is false for UNIX
@@ -174,7 +175,7 @@ func (c *conn) poundNeedRewrite(st *Listener, mode int, val, vhost []byte) ([]by
 
 // schemePrefix is strncasecmp(proto, scheme, len(proto)) == 0.
 func schemePrefix(proto []byte, scheme string) bool {
-	return len(proto) <= len(scheme) && eqFold(proto, scheme[:len(proto)])
+	return len(proto) <= len(scheme) && http1.EqualFold(proto, scheme[:len(proto)])
 }
 
 // bindBackend finishes the head in out for the backend b just picked:
@@ -223,7 +224,7 @@ func findHeader(out []byte, name string) (vs, ve int, ok bool) {
 	for i < end+2 {
 		le := i + bytes.Index(out[i:], []byte(crlf))
 		line := out[i:le]
-		if n := bytes.IndexByte(line, ':'); n == len(name) && eqFold(line[:n], name) {
+		if n := bytes.IndexByte(line, ':'); n == len(name) && http1.EqualFold(line[:n], name) {
 			vs = i + n + 1
 			for vs < le && (out[vs] == ' ' || out[vs] == '\t') {
 				vs++

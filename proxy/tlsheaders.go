@@ -5,6 +5,7 @@ import (
 
 	"lbd/backend"
 	"lbd/config"
+	"lbd/http1"
 )
 
 // TLSInfo is what a client connection accepted on a TLS listener tells
@@ -39,7 +40,7 @@ var sslHeaderNames = []string{"cipher", "subject", "issuer", "notbefore", "notaf
 // drops every copy, so a client can never hand a backend a certificate
 // subject of its choosing.
 func (c *conn) forgedSSL(name []byte) bool {
-	if len(name) < 11 || !eqFold(name[:6], "X-SSL-") {
+	if len(name) < 11 || !http1.EqualFold(name[:6], "X-SSL-") {
 		return false
 	}
 	t, ok := c.nc.(TLSInfo)
@@ -47,7 +48,7 @@ func (c *conn) forgedSSL(name []byte) bool {
 		return false
 	}
 	for _, n := range sslHeaderNames {
-		if eqFold(name[6:], n) {
+		if http1.EqualFold(name[6:], n) {
 			return true
 		}
 	}

@@ -75,7 +75,7 @@ func headerMatch(c *config.Condition, req *http1.Request, head []byte) bool {
 	for i := range req.Headers {
 		h := &req.Headers[i]
 		if c.Name != "" {
-			if equalFold(h.Name, c.Name) && patternMatch(c.Pattern, h.Value) {
+			if http1.EqualFold(h.Name, c.Name) && patternMatch(c.Pattern, h.Value) {
 				return true
 			}
 			continue
@@ -101,23 +101,6 @@ func HeaderLine(head []byte, h *http1.Header) []byte {
 
 func patternMatch(p *config.Pattern, s []byte) bool {
 	return p == nil || p.Match(s)
-}
-
-// equalFold compares ASCII case-insensitively without allocating.
-func equalFold(s []byte, t string) bool {
-	if len(s) != len(t) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		a, b := s[i], t[i]
-		if a == b {
-			continue
-		}
-		if a|0x20 != b|0x20 || (a|0x20) < 'a' || (a|0x20) > 'z' {
-			return false
-		}
-	}
-	return true
 }
 
 // queryParam finds the value of the exact parameter name in a query string.
