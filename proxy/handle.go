@@ -19,6 +19,9 @@ type exchange struct {
 	bytes   int64 // response body bytes sent to the client
 	gen     bool  // the proxy generated the response
 	closeCl bool  // close the client connection after this exchange
+	// edits caches the header rules for this request (listener's and its
+	// service's), see editsFor.
+	edits *HeaderEdits
 	// respExtra holds complete header lines ("Name: value\r\n") the
 	// session layer adds to the response (COOKIEINSERT's Set-Cookie).
 	respExtra []byte

@@ -178,10 +178,7 @@ func (e *HeaderEdits) needBackend() bool {
 // appendRequestHead writes the request head as it goes to the backend.
 func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte) []byte {
 	c.keepRequest()
-	e := st.edits(svc)
-	if e == nil {
-		e = noEdits
-	}
+	e := c.editsFor(st, svc)
 	if e.zproxy {
 		return c.appendZproxyRequest(st, e, dst)
 	}

@@ -34,10 +34,7 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	dst = append(dst, ' ')
 	dst = append(dst, resp.Reason...)
 	dst = append(dst, crlf...)
-	e := st.edits(c.ex.svc)
-	if e == nil {
-		e = noEdits
-	}
+	e := c.editsFor(st, c.ex.svc)
 	for i := range resp.Headers {
 		h := &resp.Headers[i]
 		if resp.IsHopByHop(h.Name) || (resp.Chunked && http1.EqualFold(h.Name, hdrContentLen)) {

@@ -183,8 +183,8 @@ func schemePrefix(proto []byte, scheme string) bool {
 // names the backend) and zproxy's RewriteHost (Host is the backend's
 // address). It is idempotent, so a retry on another backend rebinds.
 func (c *conn) bindBackend(st *Listener, svc *service.Service, b *backend.Backend, out []byte) []byte {
-	e := st.edits(svc)
-	if e == nil || b == nil || !e.needBackend() {
+	e := c.editsFor(st, svc)
+	if b == nil || !e.needBackend() {
 		return out
 	}
 	if e.rewriteDest {

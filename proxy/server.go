@@ -223,3 +223,14 @@ func (l *Listener) edits(svc *service.Service) *HeaderEdits {
 	}
 	return l.Edits
 }
+
+// editsFor returns the header rules of the current request, looked up in
+// the listener once and kept for the request's other heads.
+func (c *conn) editsFor(st *Listener, svc *service.Service) *HeaderEdits {
+	if c.ex.edits == nil {
+		if c.ex.edits = st.edits(svc); c.ex.edits == nil {
+			c.ex.edits = noEdits
+		}
+	}
+	return c.ex.edits
+}
