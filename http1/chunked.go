@@ -79,6 +79,11 @@ func (c *ChunkScanner) Remaining() int64 {
 	return int64(c.rem)
 }
 
+// InTrailers reports whether the scanner is inside the trailer section
+// (after the last chunk, before the end of the body): the bytes Scan takes
+// from here on are trailer lines and the final CRLF.
+func (c *ChunkScanner) InTrailers() bool { return c.state >= stTrStart && c.state <= stFinalLF }
+
 // Skip accounts for n payload bytes relayed without Scan. It reports false,
 // changing nothing, when n is negative or more than Remaining.
 func (c *ChunkScanner) Skip(n int64) bool {

@@ -1,0 +1,494 @@
+package h2
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// Windows lbd grants: per stream (SETTINGS_INITIAL_WINDOW_SIZE) and for
+// the connection. They bound the request body buffered per connection.
+const (
+	streamRecvWindow = 256 << 10
+	connRecvWindow   = 1 << 20
+	defaultWindow    = 65535 // RFC 9113 §6.9.2, until the client says otherwise
+	maxWindow        = 1<<31 - 1
+	prefaceTimeout   = 10 * time.Second
+	// maxBlockFrames bounds the frames of one header block, against
+	// CONTINUATION floods of empty frames.
+	maxBlockFrames = 128
+)
+
+var errDeadline = os.ErrDeadlineExceeded
+
+// Kinds of header block being decoded.
+const (
+	blockRequest uint8 = iota
+	blockTrailer
+	blockIgnore // for a stream already closed: decoded to keep HPACK in step
+)
+
+// serverConn is one HTTP/2 connection. Its goroutine (serve) reads and
+// dispatches frames; the proxy's goroutines, one per vconn, write their
+// responses through the output queue.
+type serverConn struct {
+	srv           *Server
+	nc            net.Conn
+	remote, local net.Addr
+	ssl           []byte
+	out           *outQueue
+	br            *bufio.Reader
+	fr            *http2.Framer
+	dec           *hpack.Decoder
+
+	// Reader goroutine only.
+	rb        reqBuilder
+	headBuf   []byte
+	answerBuf []byte
+	blockID   uint32 // stream of the header block being read
+	blockEnd  bool   // its HEADERS frame had END_STREAM
+	blockKind uint8
+	blockSize int // bytes and frames of the block so far
+	blockN    int
+	maxSeen   atomic.Uint32 // highest client stream id; read by Shutdown
+	resets    int           // streams the client reset
+	answered  atomic.Int64  // streams answered (or ended by lbd)
+
+	maxFrame   atomic.Int32 // the client's SETTINGS_MAX_FRAME_SIZE
+	connCredit atomic.Int64 // connection window owed to the client
+	connRecv   atomic.Int64 // connection receive window left
+
+	mu         sync.Mutex
+	streams    map[uint32]*vconn
+	idle       []*vconn
+	sendWin    int64 // connection send window
+	initWin    int64 // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	goingAway  bool
+	goAwayID   uint32
+	closed     bool
+	lastActive time.Time
+	idleTimer  *time.Timer
+}
+
+func newServerConn(s *Server, c net.Conn) *serverConn {
+	sc := &serverConn{srv: s, nc: c, remote: c.RemoteAddr(), local: c.LocalAddr(),
+		streams: map[uint32]*vconn{}, sendWin: defaultWindow, initWin: defaultWindow, lastActive: time.Now()}
+	if ti, ok := c.(interface{ SSLHeaders() []byte }); ok {
+		sc.ssl = ti.SSLHeaders()
+	}
+	sc.out = newOutQueue(c, s.opts.IdleTimeout)
+	sc.br = bufio.NewReaderSize(c, 16<<10)
+	sc.fr = http2.NewFramer(nil, sc.br)
+	sc.fr.SetReuseFrames()
+	sc.dec = hpack.NewDecoder(4096, sc.onField)
+	sc.dec.SetMaxStringLength(s.opts.MaxHeaderBytes)
+	sc.rb.maxSize = s.opts.MaxHeaderBytes
+	sc.maxFrame.Store(16384)
+	sc.connRecv.Store(defaultWindow)
+	return sc
+}
+
+// serve runs the connection until it ends.
+func (sc *serverConn) serve() {
+	defer sc.cleanup()
+	if !sc.start() {
+		return
+	}
+	for {
+		f, err := sc.fr.ReadFrame()
+		if err != nil {
+			if !sc.readError(err) {
+				return
+			}
+			continue
+		}
+		code, stop := sc.handle(f)
+		if code != http2.ErrCodeNo {
+			sc.goAway(code)
+			return
+		}
+		if stop {
+			return
+		}
+	}
+}
+
+// start reads the client preface (RFC 9113 §3.4) and sends lbd's
+// settings; the client's first frame must be SETTINGS.
+func (sc *serverConn) start() bool {
+	sc.nc.SetReadDeadline(time.Now().Add(prefaceTimeout))
+	var preface [len(http2.ClientPreface)]byte
+	if _, err := io.ReadFull(sc.br, preface[:]); err != nil || string(preface[:]) != http2.ClientPreface {
+		return false
+	}
+	b, err := sc.out.begin()
+	if err != nil {
+		return false
+	}
+	b = appendSettings(b,
+		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: sc.srv.opts.MaxStreams},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: streamRecvWindow},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: uint32(sc.srv.opts.MaxHeaderBytes)})
+	b = appendWindowUpdate(b, 0, connRecvWindow-defaultWindow)
+	sc.out.end(b)
+	sc.connRecv.Store(connRecvWindow)
+	f, err := sc.fr.ReadFrame()
+	if sf, ok := f.(*http2.SettingsFrame); err != nil || !ok || sf.IsAck() {
+		sc.goAway(http2.ErrCodeProtocol)
+		return false
+	} else if code := sc.onSettings(sf); code != http2.ErrCodeNo {
+		sc.goAway(code)
+		return false
+	}
+	sc.nc.SetReadDeadline(time.Time{})
+	sc.mu.Lock()
+	if sc.srv.opts.IdleTimeout > 0 {
+		sc.idleTimer = time.AfterFunc(sc.srv.opts.IdleTimeout, sc.checkIdle)
+	}
+	sc.mu.Unlock()
+	return true
+}
+
+// readError handles a frame the Framer refused; false ends the
+// connection.
+func (sc *serverConn) readError(err error) bool {
+	var se http2.StreamError
+	var ce http2.ConnectionError
+	switch {
+	case errors.As(err, &se):
+		sc.resetStream(se.StreamID, se.Code)
+		return true
+	case errors.As(err, &ce):
+		sc.goAway(http2.ErrCode(ce))
+	case errors.Is(err, http2.ErrFrameTooLarge):
+		sc.goAway(http2.ErrCodeFrameSize)
+	}
+	return false
+}
+
+// handle dispatches one frame. A non-zero code is a connection error;
+// stop ends the connection without one.
+func (sc *serverConn) handle(f http2.Frame) (code http2.ErrCode, stop bool) {
+	switch f := f.(type) {
+	case *http2.HeadersFrame:
+		return sc.onHeaders(f), false
+	case *http2.ContinuationFrame:
+		return sc.onBlockFragment(f.HeaderBlockFragment(), f.HeadersEnded()), false
+	case *http2.DataFrame:
+		return sc.onData(f), false
+	case *http2.RSTStreamFrame:
+		return sc.onReset(f.StreamID), false
+	case *http2.WindowUpdateFrame:
+		return sc.onWindowUpdate(f.StreamID, f.Increment), false
+	case *http2.SettingsFrame:
+		if f.IsAck() {
+			return 0, false
+		}
+		return sc.onSettings(f), false
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			b, err := sc.out.begin()
+			if err != nil {
+				return 0, true
+			}
+			sc.out.end(appendPingAck(b, f.Data))
+		}
+	case *http2.GoAwayFrame:
+		return 0, sc.clientGoAway()
+	case *http2.PushPromiseFrame:
+		return http2.ErrCodeProtocol, false // clients never push (§8.4)
+	}
+	return 0, false // PRIORITY and unknown frame types are ignored (§5.5)
+}
+
+// onSettings applies the client's settings and acknowledges them.
+func (sc *serverConn) onSettings(f *http2.SettingsFrame) http2.ErrCode {
+	if err := f.ForeachSetting(func(s http2.Setting) error { return s.Valid() }); err != nil {
+		var ce http2.ConnectionError
+		if errors.As(err, &ce) {
+			return http2.ErrCode(ce)
+		}
+		return http2.ErrCodeProtocol
+	}
+	code := http2.ErrCodeNo
+	f.ForeachSetting(func(s http2.Setting) error {
+		switch s.ID {
+		case http2.SettingMaxFrameSize:
+			sc.maxFrame.Store(int32(s.Val))
+		case http2.SettingInitialWindowSize:
+			if !sc.setInitialWindow(int64(s.Val)) {
+				code = http2.ErrCodeFlowControl
+			}
+		case http2.SettingHeaderTableSize:
+			sc.out.mu.Lock()
+			sc.out.tableUpdate = true
+			sc.out.mu.Unlock()
+		}
+		return nil
+	})
+	if code != http2.ErrCodeNo {
+		return code
+	}
+	b, err := sc.out.begin()
+	if err == nil {
+		sc.out.end(appendSettingsAck(b))
+	}
+	return 0
+}
+
+// setInitialWindow moves every open stream's send window by the change
+// (§6.9.2); false if one overflows.
+func (sc *serverConn) setInitialWindow(w int64) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	delta := w - sc.initWin
+	sc.initWin = w
+	for _, v := range sc.streams {
+		v.sendWin += delta
+		if v.sendWin > maxWindow {
+			return false
+		}
+		if v.waiting && v.sendWin > 0 {
+			v.waiting = false
+			signal(v.space)
+		}
+	}
+	return true
+}
+
+// onWindowUpdate opens a send window and wakes the streams waiting on it.
+func (sc *serverConn) onWindowUpdate(id, inc uint32) http2.ErrCode {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if id == 0 {
+		if sc.sendWin += int64(inc); sc.sendWin > maxWindow {
+			return http2.ErrCodeFlowControl
+		}
+		for _, v := range sc.streams {
+			if v.waiting {
+				v.waiting = false
+				signal(v.space)
+			}
+		}
+		return 0
+	}
+	v := sc.streams[id]
+	if v == nil {
+		return 0 // a closed stream
+	}
+	if v.sendWin += int64(inc); v.sendWin > maxWindow {
+		sc.mu.Unlock()
+		sc.resetStream(id, http2.ErrCodeFlowControl)
+		sc.mu.Lock()
+		return 0
+	}
+	if v.waiting {
+		v.waiting = false
+		signal(v.space)
+	}
+	return 0
+}
+
+// reserve takes up to want bytes of send window for v (and at most a
+// frame). 0 with no error means: wait for a WINDOW_UPDATE.
+func (sc *serverConn) reserve(v *vconn, want int) (int, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.closed {
+		return 0, errConnClosed
+	}
+	n := min(int64(want), sc.sendWin, v.sendWin, int64(sc.maxFrame.Load()))
+	if n <= 0 {
+		if want > 0 {
+			v.waiting = true
+		}
+		return 0, nil
+	}
+	sc.sendWin -= n
+	v.sendWin -= n
+	return int(n), nil
+}
+
+// clientGoAway: the client will open no more streams; the connection
+// ends once the open ones are answered.
+func (sc *serverConn) clientGoAway() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if !sc.goingAway {
+		sc.goingAway, sc.goAwayID = true, sc.maxSeen.Load()
+	}
+	return len(sc.streams) == 0
+}
+
+// goAway sends GOAWAY with the last stream lbd took.
+func (sc *serverConn) goAway(code http2.ErrCode) {
+	last := sc.maxSeen.Load()
+	sc.mu.Lock()
+	if sc.goingAway && sc.goAwayID < last {
+		last = sc.goAwayID
+	}
+	sc.goingAway, sc.goAwayID = true, last
+	sc.mu.Unlock()
+	if b, err := sc.out.begin(); err == nil {
+		sc.out.end(appendGoAway(b, last, code))
+	}
+}
+
+// shutdown starts a graceful stop: GOAWAY now, close once the streams
+// already started are answered.
+func (sc *serverConn) shutdown() {
+	sc.goAway(http2.ErrCodeNo)
+	sc.mu.Lock()
+	idle := len(sc.streams) == 0 && !sc.closed
+	sc.mu.Unlock()
+	if idle {
+		go sc.out.close() // the reader sees the connection close and cleans up
+	}
+}
+
+// checkIdle closes a connection without streams after IdleTimeout.
+func (sc *serverConn) checkIdle() {
+	timeout := sc.srv.opts.IdleTimeout
+	sc.mu.Lock()
+	if sc.closed {
+		sc.mu.Unlock()
+		return
+	}
+	if len(sc.streams) > 0 || time.Since(sc.lastActive) < timeout {
+		sc.idleTimer.Reset(max(timeout-time.Since(sc.lastActive), timeout/4))
+		sc.mu.Unlock()
+		return
+	}
+	sc.mu.Unlock()
+	sc.shutdown()
+}
+
+// cleanup ends every stream and vconn when the reader stops.
+func (sc *serverConn) cleanup() {
+	sc.mu.Lock()
+	sc.closed = true
+	all := sc.idle
+	for _, v := range sc.streams {
+		all = append(all, v)
+	}
+	sc.idle, sc.streams = nil, nil
+	if sc.idleTimer != nil {
+		sc.idleTimer.Stop()
+	}
+	sc.mu.Unlock()
+	sc.out.close()
+	for _, v := range all {
+		v.shutdown()
+	}
+	sc.srv.forget(sc)
+}
+
+// rst queues RST_STREAM.
+func (sc *serverConn) rst(id uint32, code http2.ErrCode) {
+	if b, err := sc.out.begin(); err == nil {
+		sc.out.end(appendRST(b, id, code))
+	}
+}
+
+// resetStream resets a stream lbd refuses, and drops the proxy's
+// exchange for it if there is one.
+func (sc *serverConn) resetStream(id uint32, code http2.ErrCode) {
+	v := sc.lookup(id)
+	if v != nil {
+		v.cur.CompareAndSwap(id, 0) // before the RST: no frame of the proxy's follows it
+	}
+	sc.rst(id, code)
+	if v != nil {
+		v.kill(id, errStreamGone)
+	}
+}
+
+func (sc *serverConn) lookup(id uint32) *vconn {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.streams[id]
+}
+
+// giveCredit returns window to the client for request body the proxy
+// has taken: the stream's at once, the connection's in larger steps.
+func (sc *serverConn) giveCredit(id uint32, stream, conn int64) {
+	sc.connRecv.Add(conn)
+	owed := sc.connCredit.Add(conn)
+	if owed < connCreditStep && stream == 0 {
+		return
+	}
+	if owed >= connCreditStep && !sc.connCredit.CompareAndSwap(owed, 0) {
+		owed = 0 // another goroutine sends it
+	} else if owed < connCreditStep {
+		owed = 0
+	}
+	b, err := sc.out.begin()
+	if err != nil {
+		return
+	}
+	if owed > 0 {
+		b = appendWindowUpdate(b, 0, uint32(owed))
+	}
+	if stream > 0 {
+		b = appendWindowUpdate(b, id, uint32(stream))
+	}
+	sc.out.end(b)
+}
+
+// streamDone forgets stream id; v goes back to the idle list if reuse.
+// owed is request body that was never taken, whose window comes back.
+func (sc *serverConn) streamDone(v *vconn, id uint32, reuse bool, owed int64) {
+	if owed > 0 {
+		sc.giveCredit(0, 0, owed)
+	}
+	sc.answered.Add(1)
+	sc.mu.Lock()
+	if sc.streams[id] == v {
+		delete(sc.streams, id)
+	}
+	if reuse && !sc.closed {
+		sc.idle = append(sc.idle, v)
+	}
+	closeNow := sc.goingAway && len(sc.streams) == 0 && !sc.closed
+	if len(sc.streams) == 0 {
+		sc.lastActive = time.Now()
+	}
+	sc.mu.Unlock()
+	if closeNow {
+		go sc.out.close()
+	}
+}
+
+// answer sends a complete bodiless response lbd makes itself; open says
+// the client is still sending the request, which is then stopped.
+func (sc *serverConn) answer(id uint32, status int, open bool) error {
+	var scratch [32]byte
+	block := appendField(appendStatus(append(scratch[:0], tableSizeZero), status), []byte("content-length"), []byte("0"))
+	b, err := sc.out.begin()
+	if err != nil {
+		return err
+	}
+	b = sc.out.headers(b, id, block, true, int(sc.maxFrame.Load()))
+	if open {
+		b = appendRST(b, id, http2.ErrCodeNo)
+	}
+	sc.out.end(b)
+	return nil
+}
+
+// interim sends "100 Continue" for a request that expects it.
+func (sc *serverConn) interim(id uint32) {
+	var scratch [8]byte
+	block := appendStatus(append(scratch[:0], tableSizeZero), 100)
+	if b, err := sc.out.begin(); err == nil {
+		sc.out.end(sc.out.headers(b, id, block, false, int(sc.maxFrame.Load())))
+	}
+}

@@ -1,0 +1,216 @@
+package h2
+
+import (
+	"encoding/binary"
+	"net"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// outCap bounds the bytes waiting to be written on one connection: beyond
+// it the streams' writes wait, so a client that stops reading holds the
+// proxy back (and, through it, the backends) instead of filling memory.
+const outCap = 256 << 10
+
+// keepCap is the largest write buffer an idle connection keeps.
+const keepCap = 64 << 10
+
+// outQueue gathers the frames of every stream of one connection and has
+// one goroutine write them. Under load the responses of several streams
+// share a TLS record and a system call (HAProxy batches the same way,
+// once per event-loop pass); an idle connection still writes at once.
+type outQueue struct {
+	nc      net.Conn
+	timeout time.Duration // write timeout; 0 = none
+
+	mu      sync.Mutex
+	room    sync.Cond // signalled when the writer took the buffer
+	buf     []byte
+	spare   []byte
+	err     error // the first write error; later appends return it
+	closing bool
+	// tableUpdate: the client changed SETTINGS_HEADER_TABLE_SIZE; the
+	// next header block starts with a table size update.
+	tableUpdate bool
+	kick        chan struct{} // cap 1: there is something to write
+	done        chan struct{} // closed when the writer goroutine ended
+}
+
+func newOutQueue(nc net.Conn, timeout time.Duration) *outQueue {
+	q := &outQueue{nc: nc, timeout: timeout, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	q.room.L = &q.mu
+	go q.writer()
+	return q
+}
+
+// begin locks the queue for appending frames, waiting while it is full.
+// The caller appends to the returned slice and passes it to end.
+func (q *outQueue) begin() ([]byte, error) {
+	q.mu.Lock()
+	for q.err == nil && !q.closing && len(q.buf) >= outCap {
+		q.room.Wait()
+	}
+	if q.err != nil || q.closing {
+		err := q.err
+		q.mu.Unlock()
+		if err == nil {
+			err = net.ErrClosed
+		}
+		return nil, err
+	}
+	return q.buf, nil
+}
+
+// end stores what the caller appended, unlocks and wakes the writer.
+func (q *outQueue) end(b []byte) {
+	q.buf = b
+	q.mu.Unlock()
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (q *outQueue) writer() {
+	defer close(q.done)
+	var deadline int64 // lazily moved, as the proxy's client deadlines
+	for range q.kick {
+		// Let the streams that are ready to run add their frames first:
+		// one write then carries all of them.
+		runtime.Gosched()
+		q.mu.Lock()
+		out := q.buf
+		q.buf, q.spare = q.spare[:0], nil
+		closing := q.closing
+		q.mu.Unlock()
+		var err error
+		if len(out) > 0 {
+			if q.timeout > 0 {
+				if now := time.Now().UnixNano(); deadline-now < int64(q.timeout)*3/4 {
+					deadline = now + int64(q.timeout)
+					q.nc.SetWriteDeadline(time.Unix(0, deadline))
+				}
+			}
+			_, err = q.nc.Write(out)
+		}
+		q.mu.Lock()
+		if err != nil && q.err == nil {
+			q.err = err
+		}
+		if cap(out) <= keepCap {
+			q.spare = out[:0]
+		}
+		q.mu.Unlock()
+		q.room.Broadcast()
+		if err != nil {
+			q.nc.Close() // the reader stops too
+		}
+		if closing {
+			return
+		}
+	}
+}
+
+// close writes what is queued (a GOAWAY, the last frames), stops the
+// writer and closes the connection.
+func (q *outQueue) close() {
+	q.mu.Lock()
+	if !q.closing {
+		q.closing = true
+		select {
+		case q.kick <- struct{}{}:
+		default:
+		}
+	}
+	q.mu.Unlock()
+	q.room.Broadcast()
+	<-q.done
+	q.nc.Close()
+}
+
+// headers appends a header block whose first byte is the spare one for a
+// table size update; called between begin and end.
+func (q *outQueue) headers(b []byte, id uint32, block []byte, end bool, maxFrame int) []byte {
+	if q.tableUpdate {
+		q.tableUpdate = false
+		return appendHeaders(b, id, block, end, maxFrame)
+	}
+	return appendHeaders(b, id, block[1:], end, maxFrame)
+}
+
+// Frame appenders (RFC 9113 §4.1). Each appends one complete frame.
+
+func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flags, id uint32) []byte {
+	return append(b, byte(length>>16), byte(length>>8), byte(length), byte(t), byte(flags),
+		byte(id>>24)&0x7f, byte(id>>16), byte(id>>8), byte(id))
+}
+
+func appendData(b []byte, id uint32, data []byte, end bool) []byte {
+	var fl http2.Flags
+	if end {
+		fl = http2.FlagDataEndStream
+	}
+	b = appendFrameHeader(b, len(data), http2.FrameData, fl, id)
+	return append(b, data...)
+}
+
+// appendHeaders writes a header block as HEADERS and, beyond maxFrame,
+// CONTINUATION frames, which must follow with nothing in between.
+func appendHeaders(b []byte, id uint32, block []byte, end bool, maxFrame int) []byte {
+	var fl http2.Flags
+	if end {
+		fl = http2.FlagHeadersEndStream
+	}
+	typ := http2.FrameHeaders
+	for {
+		n := min(len(block), maxFrame)
+		f := fl
+		if n == len(block) {
+			f |= http2.FlagHeadersEndHeaders
+		}
+		b = appendFrameHeader(b, n, typ, f, id)
+		b = append(b, block[:n]...)
+		block = block[n:]
+		if len(block) == 0 {
+			return b
+		}
+		typ, fl = http2.FrameContinuation, 0
+	}
+}
+
+func appendRST(b []byte, id uint32, code http2.ErrCode) []byte {
+	b = appendFrameHeader(b, 4, http2.FrameRSTStream, 0, id)
+	return binary.BigEndian.AppendUint32(b, uint32(code))
+}
+
+func appendWindowUpdate(b []byte, id uint32, inc uint32) []byte {
+	b = appendFrameHeader(b, 4, http2.FrameWindowUpdate, 0, id)
+	return binary.BigEndian.AppendUint32(b, inc&0x7fffffff)
+}
+
+func appendGoAway(b []byte, last uint32, code http2.ErrCode) []byte {
+	b = appendFrameHeader(b, 8, http2.FrameGoAway, 0, 0)
+	b = binary.BigEndian.AppendUint32(b, last&0x7fffffff)
+	return binary.BigEndian.AppendUint32(b, uint32(code))
+}
+
+func appendPingAck(b []byte, data [8]byte) []byte {
+	b = appendFrameHeader(b, 8, http2.FramePing, http2.FlagPingAck, 0)
+	return append(b, data[:]...)
+}
+
+func appendSettings(b []byte, settings ...http2.Setting) []byte {
+	b = appendFrameHeader(b, 6*len(settings), http2.FrameSettings, 0, 0)
+	for _, s := range settings {
+		b = binary.BigEndian.AppendUint16(b, uint16(s.ID))
+		b = binary.BigEndian.AppendUint32(b, s.Val)
+	}
+	return b
+}
+
+func appendSettingsAck(b []byte) []byte {
+	return appendFrameHeader(b, 0, http2.FrameSettings, http2.FlagSettingsAck, 0)
+}
