@@ -52,7 +52,6 @@ type serverConn struct {
 	// Reader goroutine only.
 	rb        reqBuilder
 	headBuf   []byte
-	answerBuf []byte
 	blockID   uint32 // stream of the header block being read
 	blockEnd  bool   // its HEADERS frame had END_STREAM
 	blockKind uint8
@@ -60,7 +59,7 @@ type serverConn struct {
 	blockN    int
 	maxSeen   atomic.Uint32 // highest client stream id; read by Shutdown
 	resets    int           // streams the client reset
-	answered  atomic.Int64  // streams answered (or ended by lbd)
+	answered  atomic.Int64  // streams the proxy answered in full
 
 	maxFrame   atomic.Int32 // the client's SETTINGS_MAX_FRAME_SIZE
 	connCredit atomic.Int64 // connection window owed to the client
@@ -449,7 +448,6 @@ func (sc *serverConn) streamDone(v *vconn, id uint32, reuse bool, owed int64) {
 	if owed > 0 {
 		sc.giveCredit(0, 0, owed)
 	}
-	sc.answered.Add(1)
 	sc.mu.Lock()
 	if sc.streams[id] == v {
 		delete(sc.streams, id)

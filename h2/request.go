@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/http2/hpack"
+
+	"lbd/http1"
 )
 
 // Translating an HTTP/2 request into an HTTP/1.1 head is where request
@@ -175,7 +177,8 @@ func (r *reqBuilder) head(dst []byte, endStream bool) ([]byte, request) {
 	if r.authority == "" {
 		r.authority = r.host
 	}
-	if r.status == 0 && (!isToken(r.method) || !validPath(r.path) || !validAuthority(r.authority)) {
+	if r.status == 0 && (!isToken(r.method) || !validPath(r.path) || !validAuthority(r.authority) ||
+		(r.path == "*" && r.method != "OPTIONS")) { // asterisk-form is for OPTIONS only (RFC 9112 §3.2.4)
 		r.refuse(status400)
 	}
 	if r.status == 0 && r.clCount == 1 && endStream && r.contentLength != 0 {
@@ -295,20 +298,8 @@ func validPath(p string) bool {
 	return true
 }
 
-// validAuthority accepts host[:port] without userinfo (§8.3.1): letters,
-// digits, and the few characters a reg-name, an IP literal or a port use.
+// validAuthority accepts host[:port] without userinfo (RFC 9113
+// §8.3.1), by the same rule the HTTP/1.1 parser holds Host to.
 func validAuthority(a string) bool {
-	if a == "" {
-		return false // HTTP/1.1 needs a Host
-	}
-	for i := 0; i < len(a); i++ {
-		c := a[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("-._~:[]%!$&'()*+,;=", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return a != "" && http1.ValidHost([]byte(a)) // HTTP/1.1 needs a Host
 }

@@ -51,6 +51,7 @@ func TestRequestHead(t *testing.T) {
 			want: "GET / HTTP/1.1\r\nHost: h\r\n\r\n"},
 		{name: "OPTIONS *", fields: []string{":method", "OPTIONS", ":scheme", "https", ":path", "*", ":authority", "h"}, endStream: true,
 			want: "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n"},
+		{name: "asterisk-form outside OPTIONS", fields: []string{":method", "GET", ":scheme", "https", ":path", "*", ":authority", "h"}, status: status400},
 		{name: "CONNECT is refused", fields: []string{":method", "CONNECT", ":authority", "h:443"}, status: status405},
 		{name: "connection header", fields: get("connection", "keep-alive"), status: status400},
 		{name: "transfer-encoding", fields: post("transfer-encoding", "chunked"), status: status400},

@@ -3,6 +3,7 @@ package h2
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,10 +22,11 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // recorder is a fake proxy: it answers every HTTP/1.1 request on a
-// bridge with 200 and records what reached it.
+// vconn with 200 and records what reached it.
 type recorder struct {
 	mu   sync.Mutex
 	seen []string
+	bad  int // requests that did not parse (not counting cut-off ones)
 	wg   sync.WaitGroup
 }
 
@@ -37,6 +39,11 @@ func (rec *recorder) handoff(c net.Conn) bool {
 		for {
 			req, err := http.ReadRequest(br)
 			if err != nil {
+				if !cutOff(err) {
+					rec.mu.Lock()
+					rec.bad++
+					rec.mu.Unlock()
+				}
 				return
 			}
 			body, err := io.ReadAll(req.Body)
@@ -50,6 +57,13 @@ func (rec *recorder) handoff(c net.Conn) bool {
 		}
 	}()
 	return true
+}
+
+// cutOff tells an exchange ended by the connection or a reset from a
+// request that arrived malformed.
+func cutOff(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, errStreamGone) || errors.Is(err, errConnClosed)
 }
 
 func (rec *recorder) requests() []string {
@@ -70,7 +84,7 @@ type h2conn struct {
 	writes chan func() // run in order by one goroutine: the pipe is synchronous
 }
 
-func dialRaw(t *testing.T, s *Server) *h2conn {
+func dialRaw(t *testing.T, s *Server, settings ...http2.Setting) *h2conn {
 	cl, sv := net.Pipe()
 	done := make(chan struct{})
 	go func() { s.ServeConn(sv); close(done) }()
@@ -86,7 +100,7 @@ func dialRaw(t *testing.T, s *Server) *h2conn {
 	t.Cleanup(func() { close(hc.writes) })
 	hc.writes <- func() {
 		io.WriteString(cl, http2.ClientPreface)
-		hc.fr.WriteSettings()
+		hc.fr.WriteSettings(settings...)
 	}
 	return hc
 }
@@ -103,6 +117,29 @@ func (hc *h2conn) send(id uint32, fields []string, data string) {
 		hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true, EndStream: data == ""})
 		if data != "" {
 			hc.fr.WriteData(id, true, []byte(data))
+		}
+	}
+}
+
+// sendFrames writes HEADERS, then each DATA payload, then END_STREAM:
+// on the last DATA frame, or on a trailer block when trailer is set.
+// With no frames the stream stays open.
+func (hc *h2conn) sendFrames(id uint32, fields []string, frames []string, trailer bool) {
+	hc.buf.Reset()
+	for i := 0; i+1 < len(fields); i += 2 {
+		hc.enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
+	}
+	block := append([]byte(nil), hc.buf.Bytes()...)
+	hc.buf.Reset()
+	hc.enc.WriteField(hpack.HeaderField{Name: "x-sum", Value: "1"})
+	tblock := append([]byte(nil), hc.buf.Bytes()...)
+	hc.writes <- func() {
+		hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true})
+		for i, d := range frames {
+			hc.fr.WriteData(id, i == len(frames)-1 && !trailer, []byte(d))
+		}
+		if trailer {
+			hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: tblock, EndHeaders: true, EndStream: true})
 		}
 	}
 }

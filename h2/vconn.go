@@ -256,6 +256,7 @@ func (v *vconn) finish(id uint32, keepAlive bool) {
 		owed = 0 // all consumed and credited by takeCredit
 	}
 	v.mu.Unlock()
+	v.sc.answered.Add(1)
 	if open {
 		// The client is still sending a body nobody will read (RFC 9113
 		// §8.1: the response is complete, the request may stop).

@@ -154,6 +154,10 @@ func parseContentLength(v []byte) (int64, bool) {
 	return n, true
 }
 
+// ValidHost reports whether h is an acceptable Host value or authority
+// (see validHost); the HTTP/2 translation holds :authority to it.
+func ValidHost(h []byte) bool { return validHost(h) }
+
 // validHost checks a Host value or an absolute-form authority:
 // uri-host [ ":" port ] with uri-host = IP-literal / IPv4address / reg-name.
 // Userinfo ('@') is refused. An empty value is valid (RFC 9112 §3.2).

@@ -1,0 +1,196 @@
+package h2
+
+import (
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+var getFields = []string{":method", "GET", ":scheme", "https", ":path", "/", ":authority", "h"}
+
+// goAway reads frames until GOAWAY and returns its code and last stream.
+func (hc *h2conn) goAway() (http2.ErrCode, uint32) {
+	for {
+		f, err := hc.fr.ReadFrame()
+		if err != nil {
+			hc.t.Fatalf("no GOAWAY: %v", err)
+		}
+		if g, ok := f.(*http2.GoAwayFrame); ok {
+			return g.ErrCode, g.LastStreamID
+		}
+	}
+}
+
+func TestIdleTimeoutSendsGoAway(t *testing.T) {
+	rec := &recorder{}
+	s := New(Options{Handoff: rec.handoff, Log: quietLog(), IdleTimeout: 50 * time.Millisecond})
+	hc := dialRaw(t, s)
+	hc.send(1, getFields, "")
+	if r := hc.response(1); r.status != "200" {
+		t.Fatalf("first request: %+v", r)
+	}
+	if code, last := hc.goAway(); code != http2.ErrCodeNo || last != 1 {
+		t.Errorf("GOAWAY %v last %d, want NO_ERROR 1", code, last)
+	}
+	<-hc.done // the server closed the connection itself
+	rec.wg.Wait()
+}
+
+func TestShutdownFinishesStreams(t *testing.T) {
+	proxy := &scripted{raw: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"}
+	release := make(chan struct{})
+	s := New(Options{Handoff: func(c net.Conn) bool {
+		go func() { <-release; proxy.handoff(c) }()
+		return true
+	}, Log: quietLog()})
+	hc := dialRaw(t, s)
+	hc.send(1, getFields, "")
+	waitFor(t, func() bool { return streamCount(s) == 1 })
+	s.Shutdown()
+	if code, last := hc.goAway(); code != http2.ErrCodeNo || last != 1 {
+		t.Errorf("GOAWAY %v last %d, want NO_ERROR 1", code, last)
+	}
+	hc.send(3, getFields, "") // after GOAWAY: refused
+	close(release)
+	if r := hc.response(1); r.status != "200" || r.body != "ok" {
+		t.Errorf("stream 1 after shutdown: %+v", r)
+	}
+	<-hc.done
+	proxy.wg.Wait()
+}
+
+func TestAbuseIsCut(t *testing.T) {
+	t.Run("rapid reset", func(t *testing.T) {
+		rec := &silent{}
+		s := New(Options{Handoff: rec.handoff, Log: quietLog()})
+		hc := dialRaw(t, s)
+		for id := uint32(1); id < 2*maxResets+10; id += 2 {
+			hc.send(id, getFields, "x") // open (DATA follows), then cancelled
+			hc.writes <- func() { hc.fr.WriteRSTStream(id, http2.ErrCodeCancel) }
+		}
+		for {
+			code, _ := hc.goAway()
+			if code == http2.ErrCodeEnhanceYourCalm {
+				break
+			}
+		}
+		hc.c.Close()
+		<-hc.done
+		rec.wg.Wait()
+	})
+	t.Run("CONTINUATION flood", func(t *testing.T) {
+		rec := &recorder{}
+		s := New(Options{Handoff: rec.handoff, Log: quietLog()})
+		hc := dialRaw(t, s)
+		hc.writes <- func() {
+			hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: []byte{0x82}, EndStream: true})
+			for i := 0; i < maxBlockFrames+5; i++ {
+				if hc.fr.WriteContinuation(1, false, nil) != nil {
+					return
+				}
+			}
+		}
+		if code, _ := hc.goAway(); code != http2.ErrCodeEnhanceYourCalm {
+			t.Errorf("GOAWAY %v, want ENHANCE_YOUR_CALM", code)
+		}
+		hc.c.Close()
+		<-hc.done
+		rec.wg.Wait()
+	})
+}
+
+func TestRequestBodies(t *testing.T) {
+	tests := []struct {
+		name    string
+		fields  []string
+		frames  []string // DATA payloads; END_STREAM on the last
+		trailer bool     // end with a trailer block instead
+		reaches string
+	}{
+		{"chunked from frames", []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h"},
+			[]string{"ab", "", "cde"}, false, `POST /u "abcde"`},
+		{"trailers end the body", []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h"},
+			[]string{"ab", "cd"}, true, `POST /u "abcd"`},
+		{"length across frames", []string{":method", "PUT", ":scheme", "https", ":path", "/u", ":authority", "h", "content-length", "6"},
+			[]string{"abc", "def"}, false, `PUT /u "abcdef"`},
+		{"length 0 waits for the end", []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h", "content-length", "0"},
+			[]string{""}, false, `POST /u ""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			s := New(Options{Handoff: rec.handoff, Log: quietLog()})
+			hc := dialRaw(t, s)
+			hc.sendFrames(1, tt.fields, tt.frames, tt.trailer)
+			if r := hc.response(1); r.status != "200" {
+				t.Fatalf("response %+v", r)
+			}
+			hc.c.Close()
+			<-hc.done
+			rec.wg.Wait()
+			if seen := rec.requests(); len(seen) != 1 || seen[0] != tt.reaches {
+				t.Errorf("proxy got %q, want %q", seen, tt.reaches)
+			}
+		})
+	}
+}
+
+func TestExpectContinue(t *testing.T) {
+	rec := &recorder{}
+	s := New(Options{Handoff: rec.handoff, Log: quietLog()})
+	hc := dialRaw(t, s)
+	fields := []string{":method", "POST", ":scheme", "https", ":path", "/", ":authority", "h", "expect", "100-continue", "content-length", "2"}
+	hc.sendFrames(1, fields, nil, false)
+	if st := hc.outcome(1); st != "100" {
+		t.Fatalf("first answer %q, want 100", st)
+	}
+	hc.writes <- func() { hc.fr.WriteData(1, true, []byte("ok")) }
+	if r := hc.response(1); r.status != "200" {
+		t.Errorf("final answer %+v", r)
+	}
+	hc.c.Close()
+	<-hc.done
+	rec.wg.Wait()
+	if seen := rec.requests(); len(seen) != 1 || !strings.HasPrefix(seen[0], `POST / "ok"`) {
+		t.Errorf("proxy got %q", seen)
+	}
+}
+
+// silent is a fake proxy that reads requests and never answers.
+type silent struct{ wg sync.WaitGroup }
+
+func (p *silent) handoff(c net.Conn) bool {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer c.Close()
+		io.Copy(io.Discard, c)
+	}()
+	return true
+}
+
+func streamCount(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for sc := range s.conns {
+		sc.mu.Lock()
+		n += len(sc.streams)
+		sc.mu.Unlock()
+	}
+	return n
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5 s")
+		}
+	}
+}
