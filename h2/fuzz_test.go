@@ -87,7 +87,9 @@ func abs(n int) int {
 	return n
 }
 
-func itoa3(n int) string { return string([]byte{byte('0' + n/100), byte('0' + n/10%10), byte('0' + n%10)}) }
+func itoa3(n int) string {
+	return string([]byte{byte('0' + n/100), byte('0' + n/10%10), byte('0' + n%10)})
+}
 
 // FuzzConn feeds arbitrary frames (after a valid preface and SETTINGS)
 // to a connection: it must neither panic nor hang, and every request
