@@ -34,8 +34,17 @@ lint: vet
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /functional-tests)
 
-functional: build
-	LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
+# The functional tests drive lbd with curl, openssl and h2load (Debian:
+# curl openssl nghttp2-client) and h2spec, the HTTP/2 conformance suite,
+# which is built here through the Go module proxy on first use.
+H2SPEC ?= github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
+TOOLS  := $(BIN)/tools
+
+$(TOOLS)/h2spec:
+	GOFLAGS= GOBIN=$(CURDIR)/$(TOOLS) $(GO) install $(H2SPEC)
+
+functional: build $(TOOLS)/h2spec
+	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
 		$(GO) test -count=1 -timeout 10m ./functional-tests/...
 
 # Short coverage-guided fuzzing of every parser (FUZZTIME each).

@@ -22,6 +22,7 @@ const (
 	defaultWindow    = 65535 // RFC 9113 §6.9.2, until the client says otherwise
 	maxWindow        = 1<<31 - 1
 	prefaceTimeout   = 10 * time.Second
+	maxFrameSize     = 16384 // SETTINGS_MAX_FRAME_SIZE lbd keeps (the default)
 	// maxBlockFrames bounds the frames of one header block, against
 	// CONTINUATION floods of empty frames.
 	maxBlockFrames = 128
@@ -55,7 +56,9 @@ type serverConn struct {
 	blockID   uint32 // stream of the header block being read
 	blockEnd  bool   // its HEADERS frame had END_STREAM
 	blockKind uint8
-	blockSize int // bytes and frames of the block so far
+	blockBad  bool   // the HEADERS frame was invalid for its stream alone
+	payload   []byte // HEADERS and CONTINUATION payloads
+	blockSize int    // bytes and frames of the block so far
 	blockN    int
 	maxSeen   atomic.Uint32 // highest client stream id; read by Shutdown
 	resets    int           // streams the client reset
@@ -68,8 +71,10 @@ type serverConn struct {
 	mu         sync.Mutex
 	streams    map[uint32]*vconn
 	idle       []*vconn
-	sendWin    int64 // connection send window
-	initWin    int64 // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	sendWin    int64      // connection send window
+	initWin    int64      // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	resetIDs   [64]uint32 // streams lbd reset lately
+	resetPos   int
 	goingAway  bool
 	goAwayID   uint32
 	closed     bool
@@ -87,6 +92,7 @@ func newServerConn(s *Server, c net.Conn) *serverConn {
 	sc.br = bufio.NewReaderSize(c, 16<<10)
 	sc.fr = http2.NewFramer(nil, sc.br)
 	sc.fr.SetReuseFrames()
+	sc.fr.SetMaxReadFrameSize(maxFrameSize)
 	sc.dec = hpack.NewDecoder(4096, sc.onField)
 	sc.dec.SetMaxStringLength(s.opts.MaxHeaderBytes)
 	sc.rb.maxSize = s.opts.MaxHeaderBytes
@@ -102,14 +108,13 @@ func (sc *serverConn) serve() {
 		return
 	}
 	for {
-		f, err := sc.fr.ReadFrame()
+		code, stop, err := sc.readFrame()
 		if err != nil {
 			if !sc.readError(err) {
 				return
 			}
 			continue
 		}
-		code, stop := sc.handle(f)
 		if code != http2.ErrCodeNo {
 			sc.goAway(code)
 			return
@@ -177,10 +182,6 @@ func (sc *serverConn) readError(err error) bool {
 // stop ends the connection without one.
 func (sc *serverConn) handle(f http2.Frame) (code http2.ErrCode, stop bool) {
 	switch f := f.(type) {
-	case *http2.HeadersFrame:
-		return sc.onHeaders(f), false
-	case *http2.ContinuationFrame:
-		return sc.onBlockFragment(f.HeaderBlockFragment(), f.HeadersEnded()), false
 	case *http2.DataFrame:
 		return sc.onData(f), false
 	case *http2.RSTStreamFrame:
@@ -204,6 +205,10 @@ func (sc *serverConn) handle(f http2.Frame) (code http2.ErrCode, stop bool) {
 		return 0, sc.clientGoAway()
 	case *http2.PushPromiseFrame:
 		return http2.ErrCodeProtocol, false // clients never push (§8.4)
+	case *http2.PriorityFrame:
+		if f.StreamDep == f.StreamID {
+			sc.resetStream(f.StreamID, http2.ErrCodeProtocol) // §5.3.1
+		}
 	}
 	return 0, false // PRIORITY and unknown frame types are ignored (§5.5)
 }
@@ -281,6 +286,9 @@ func (sc *serverConn) onWindowUpdate(id, inc uint32) http2.ErrCode {
 	}
 	v := sc.streams[id]
 	if v == nil {
+		if id > sc.maxSeen.Load() {
+			return http2.ErrCodeProtocol // on an idle stream (§5.1)
+		}
 		return 0 // a closed stream
 	}
 	if v.sendWin += int64(inc); v.sendWin > maxWindow {
@@ -314,6 +322,23 @@ func (sc *serverConn) reserve(v *vconn, want int) (int, error) {
 	sc.sendWin -= n
 	v.sendWin -= n
 	return int(n), nil
+}
+
+// unreserve returns connection window that reserve took for DATA that
+// was never sent.
+func (sc *serverConn) unreserve(n int) {
+	if n <= 0 {
+		return
+	}
+	sc.mu.Lock()
+	sc.sendWin += int64(n)
+	for _, v := range sc.streams {
+		if v.waiting {
+			v.waiting = false
+			signal(v.space)
+		}
+	}
+	sc.mu.Unlock()
 }
 
 // clientGoAway: the client will open no more streams; the connection
@@ -390,8 +415,13 @@ func (sc *serverConn) cleanup() {
 	sc.srv.forget(sc)
 }
 
-// rst queues RST_STREAM.
+// rst queues RST_STREAM and remembers the stream among those whose late
+// frames are expected and ignored (§5.1, "closed").
 func (sc *serverConn) rst(id uint32, code http2.ErrCode) {
+	sc.mu.Lock()
+	sc.resetIDs[sc.resetPos%len(sc.resetIDs)] = id
+	sc.resetPos++
+	sc.mu.Unlock()
 	if b, err := sc.out.begin(); err == nil {
 		sc.out.end(appendRST(b, id, code))
 	}
@@ -408,6 +438,18 @@ func (sc *serverConn) resetStream(id uint32, code http2.ErrCode) {
 	if v != nil {
 		v.kill(id, errStreamGone)
 	}
+}
+
+// resetByUs reports whether lbd reset stream id lately.
+func (sc *serverConn) resetByUs(id uint32) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, r := range sc.resetIDs {
+		if r == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (sc *serverConn) lookup(id uint32) *vconn {

@@ -13,11 +13,12 @@ import (
 // smuggling through a proxy happens (HTTP/2 framing carries lengths and
 // fields an HTTP/1.1 parser would read differently), so the translation
 // refuses, rather than repairs, anything that would change meaning on
-// the way. Malformed fields (RFC 9113 §8.2.1, §8.3) reset the stream with
-// PROTOCOL_ERROR; fields that are well-formed HTTP/2 but cannot be
-// carried into HTTP/1.1 safely (connection-specific fields, an odd
-// Content-Length, a method, path or authority an HTTP/1.1 parser could
-// split differently) are answered 400 without reaching the proxy.
+// the way. Malformed requests (RFC 9113 §8.2, §8.3: bad field names or
+// values, connection-specific fields, misplaced or missing
+// pseudo-headers) reset the stream with PROTOCOL_ERROR; requests that
+// are well-formed HTTP/2 but cannot be carried into HTTP/1.1 safely (an
+// odd Content-Length, a method, path or authority an HTTP/1.1 parser
+// could split differently) are answered 400 without reaching the proxy.
 
 // Refusal statuses.
 const (
@@ -69,6 +70,7 @@ func (r *reqBuilder) field(f hpack.HeaderField) {
 	r.size += len(f.Name) + len(f.Value) + 32 // RFC 9113 §6.5.2
 	if r.size > r.maxSize {
 		r.refuse(status431)
+		return // refused: nothing more is kept, however much is decoded
 	}
 	if r.malformed {
 		return
@@ -87,10 +89,10 @@ func (r *reqBuilder) field(f hpack.HeaderField) {
 	}
 	switch f.Name {
 	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "http2-settings":
-		r.refuse(status400) // connection-specific (§8.2.2)
+		r.malformed = true // connection-specific (§8.2.2)
 	case "te":
 		if f.Value != "trailers" {
-			r.refuse(status400)
+			r.malformed = true
 		}
 	case "host":
 		if r.host != "" {

@@ -233,10 +233,12 @@ func (v *vconn) sendData(id uint32, data []byte, end bool) error {
 			q := sc.out
 			b, err := q.begin()
 			if err != nil {
+				sc.unreserve(n)
 				return err
 			}
 			if v.cur.Load() != id {
 				q.end(b)
+				sc.unreserve(n) // the stream is gone: its window is not
 				return errStreamGone
 			}
 			last := n == len(data)

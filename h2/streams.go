@@ -1,6 +1,9 @@
 package h2
 
 import (
+	"encoding/binary"
+	"io"
+
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -10,27 +13,83 @@ import (
 // nothing (CVE-2023-44487, "rapid reset"); it is told to calm down.
 const maxResets = 200
 
-// onHeaders starts a header block: a new request, trailers of an open
-// one, or a block for a stream already closed, decoded only to keep the
-// HPACK state in step.
-func (sc *serverConn) onHeaders(f *http2.HeadersFrame) http2.ErrCode {
-	id := f.StreamID
+// readFrame reads the next frame and acts on it. HEADERS and
+// CONTINUATION payloads are read and parsed here rather than by the
+// Framer, which allocates a frame for every HEADERS; the Framer still
+// checks their size and order (§6.10).
+func (sc *serverConn) readFrame() (code http2.ErrCode, stop bool, err error) {
+	fh, err := sc.fr.ReadFrameHeader()
+	if err != nil {
+		return 0, false, err
+	}
+	if fh.Type != http2.FrameHeaders && fh.Type != http2.FrameContinuation {
+		f, err := sc.fr.ReadFrameForHeader(fh)
+		if err != nil {
+			return 0, false, err
+		}
+		code, stop = sc.handle(f)
+		return code, stop, nil
+	}
+	if cap(sc.payload) < int(fh.Length) {
+		sc.payload = make([]byte, fh.Length)
+	}
+	p := sc.payload[:fh.Length]
+	if _, err := io.ReadFull(sc.br, p); err != nil {
+		return 0, false, err
+	}
+	switch {
+	case fh.StreamID == 0:
+		return http2.ErrCodeProtocol, false, nil
+	case fh.Type == http2.FrameContinuation:
+		return sc.onBlockFragment(p, fh.Flags.Has(http2.FlagContinuationEndHeaders)), false, nil
+	}
+	return sc.onHeaders(fh, p), false, nil
+}
+
+// onHeaders starts a header block (§6.2): a new request, trailers of an
+// open one, or a late block for a stream lbd reset, decoded only to keep
+// the HPACK state in step.
+func (sc *serverConn) onHeaders(fh http2.FrameHeader, p []byte) http2.ErrCode {
+	id := fh.StreamID
 	if id%2 == 0 {
 		return http2.ErrCodeProtocol // client streams are odd (§5.1.1)
 	}
-	sc.blockID, sc.blockEnd, sc.blockSize, sc.blockN = id, f.StreamEnded(), 0, 0
+	pad, selfDep := 0, false
+	if fh.Flags.Has(http2.FlagHeadersPadded) {
+		if len(p) < 1 {
+			return http2.ErrCodeFrameSize
+		}
+		pad, p = int(p[0]), p[1:]
+	}
+	if fh.Flags.Has(http2.FlagHeadersPriority) {
+		if len(p) < 5 {
+			return http2.ErrCodeFrameSize
+		}
+		selfDep = binary.BigEndian.Uint32(p)&0x7fffffff == id // §5.3.1
+		p = p[5:]
+	}
+	if pad > len(p) {
+		return http2.ErrCodeProtocol
+	}
+	p = p[:len(p)-pad]
+	sc.blockID, sc.blockEnd, sc.blockSize, sc.blockN = id, fh.Flags.Has(http2.FlagHeadersEndStream), 0, 0
+	sc.blockBad = selfDep
 	switch {
 	case sc.lookup(id) != nil:
 		sc.blockKind = blockTrailer
 		sc.rb.reset(true)
 	case id <= sc.maxSeen.Load():
+		if !sc.resetByUs(id) {
+			// A closed stream, or one skipped: stream ids only grow (§5.1.1).
+			return http2.ErrCodeProtocol
+		}
 		sc.blockKind = blockIgnore
 	default:
 		sc.maxSeen.Store(id)
 		sc.blockKind = blockRequest
 		sc.rb.reset(false)
 	}
-	return sc.onBlockFragment(f.HeaderBlockFragment(), f.HeadersEnded())
+	return sc.onBlockFragment(p, fh.Flags.Has(http2.FlagHeadersEndHeaders))
 }
 
 // onBlockFragment decodes part of a header block (HEADERS or
@@ -69,10 +128,8 @@ func (sc *serverConn) endBlock() http2.ErrCode {
 	case blockTrailer:
 		// Trailers end the stream (§8.1); their fields are checked and
 		// dropped, as HTTP/1.1 intermediaries may (RFC 9110 §6.5.1).
-		if sc.rb.malformed || !sc.blockEnd {
-			sc.resetStream(id, http2.ErrCodeProtocol)
-		} else if v := sc.lookup(id); v != nil {
-			if code := v.end(id); code != 0 {
+		if v := sc.lookup(id); v != nil {
+			if code := v.trailers(id, sc.blockEnd && !sc.rb.malformed && !sc.blockBad); code != 0 {
 				sc.resetStream(id, code)
 			}
 		}
@@ -80,7 +137,7 @@ func (sc *serverConn) endBlock() http2.ErrCode {
 	}
 	head, req := sc.rb.head(sc.headBuf[:0], sc.blockEnd)
 	sc.headBuf = head[:0]
-	if req.malformed {
+	if req.malformed || sc.blockBad {
 		sc.rst(id, http2.ErrCodeProtocol)
 		return 0
 	}
@@ -166,6 +223,9 @@ func (sc *serverConn) onData(f *http2.DataFrame) http2.ErrCode {
 			return http2.ErrCodeProtocol // DATA on an idle stream (§5.1)
 		}
 		sc.giveCredit(0, 0, n) // a closed stream: dropped
+		if !sc.resetByUs(id) {
+			sc.rst(id, http2.ErrCodeStreamClosed) // not a late frame: the client's mistake
+		}
 		return 0
 	}
 	if v.recvWin.Add(-n) < 0 {

@@ -323,9 +323,9 @@ func (v *vconn) data(id uint32, p []byte, end bool) (http2.ErrCode, bool) {
 	return 0, true
 }
 
-// end marks the end of the request stream (END_STREAM on DATA or on a
-// trailer block).
-func (v *vconn) end(id uint32) http2.ErrCode {
+// trailers takes a trailer block for stream id; ok says it was valid and
+// ended the stream, as trailers must.
+func (v *vconn) trailers(id uint32, ok bool) http2.ErrCode {
 	v.mu.Lock()
 	defer signal(v.ready)
 	defer v.mu.Unlock()
@@ -333,7 +333,9 @@ func (v *vconn) end(id uint32) http2.ErrCode {
 	case v.id != id:
 		return 0
 	case v.endRecv:
-		return http2.ErrCodeStreamClosed
+		return http2.ErrCodeStreamClosed // half-closed (remote), §5.1
+	case !ok:
+		return http2.ErrCodeProtocol
 	}
 	return v.endLocked()
 }
