@@ -221,3 +221,22 @@ func TestH2Spec(t *testing.T) {
 		t.Errorf("h2spec (exit %d):\n%s", code, out)
 	}
 }
+
+// TestH2AccessLog: an HTTP/2 request is logged with the client's
+// protocol, though the engine handled it as HTTP/1.1.
+func TestH2AccessLog(t *testing.T) {
+	p := newTLSPKI(t)
+	be := startBackend(t, "127.0.0.2", "one", headersHandler("one"))
+	cfg := strings.Replace(httpsListener(fmt.Sprintf("Cert %q", p.path("a.pem")), be), "LogLevel 0", "LogLevel 4", 1)
+	lbd := startLBD(t, cfg)
+	out, code := runTool(t, "curl", "-sS", "-k", "--http2", "-o", "/dev/null", "-w", "%{http_version}", "https://"+lbd.addr+"/h2log?x=1")
+	if code != 0 || out != "2" {
+		t.Fatalf("curl --http2: exit %d, %q", code, out)
+	}
+	want := `"GET /h2log?x=1 HTTP/2.0" 200`
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(lbd.out.String(), want); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log:\n%s", want, lbd.out.String())
+		}
+	}
+}

@@ -378,6 +378,9 @@ func (v *vconn) SSLHeaders() []byte { return v.sc.ssl }
 // HTTP/1.0 on TLS connections, and HTTP/2 is not offered when it is 1.
 func (v *vconn) NoHTTPS11() int { return 0 }
 
+// HTTP2 implements proxy.HTTP2Stream: logs show HTTP/2.0.
+func (v *vconn) HTTP2() {}
+
 // SetDeadline implements net.Conn.
 func (v *vconn) SetDeadline(t time.Time) error {
 	v.SetReadDeadline(t)

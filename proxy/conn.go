@@ -51,6 +51,8 @@ type conn struct {
 	// keep holds the request head (and response reason) while a body
 	// streams through the buffers they were parsed from (keep.go).
 	keep []byte
+	// http2: the client speaks HTTP/2 (see HTTP2Stream).
+	http2 bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -64,8 +66,14 @@ func newConn(s *Server, nc net.Conn) *conn {
 	// nothing here is bigger than it has to be.
 	c.req.Headers = make([]http1.Header, 0, 16)
 	c.resp.Headers = make([]http1.Header, 0, 16)
+	_, c.http2 = nc.(HTTP2Stream)
 	return c
 }
+
+// HTTP2Stream is implemented by the connections on which package h2
+// hands HTTP/2 streams over as HTTP/1.1 exchanges; access logs then show
+// the client's protocol.
+type HTTP2Stream interface{ HTTP2() }
 
 func (c *conn) release() {
 	c.nc.Close()

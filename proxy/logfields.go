@@ -106,6 +106,9 @@ func (c *conn) appendRequestLine(b []byte) []byte {
 	b = append(b, req.Method...)
 	b = append(b, ' ')
 	b = append(b, req.Target...)
+	if c.http2 {
+		return append(b, " HTTP/2.0"...) // the client's protocol, not the translation's
+	}
 	b = append(b, " HTTP/1."...)
 	return append(b, byte('0'+req.Minor))
 }

@@ -14,6 +14,7 @@ func TestLogFormatSpecifiers(t *testing.T) {
 		name   string
 		format string
 		anon   bool
+		h2     bool // the client came over HTTP/2
 		client string
 		want   string
 	}{
@@ -24,6 +25,7 @@ func TestLogFormatSpecifiers(t *testing.T) {
 		{name: "anonymise IPv6 as Pound's anon_ip", format: "%a", anon: true, client: "[2001:db8::77]:1",
 			want: "[2001:db8::0"},
 		{name: "request parts", format: "%m %U %q %r", want: "POST /echo/a/b ?x=1&y=2 POST /echo/a/b?x=1&y=2 HTTP/1.1"},
+		{name: "request line of an HTTP/2 client", format: "%r", h2: true, want: "POST /echo/a/b?x=1&y=2 HTTP/2.0"},
 		{name: "headers", format: "[%{X-Multi}i][%{x-multi}I][%{None}i][%{None}I]", want: "[v][v][][-]"},
 		{name: "quoted basic credentials", format: "%u", want: "bob"},
 		{name: "status and bytes", format: "%s|%>s|%B|%b", want: "200|HTTP/1.1 200 OK|0|-"},
@@ -52,6 +54,7 @@ func TestLogFormatSpecifiers(t *testing.T) {
 			}
 			f.st.Log = &AccessLog{Prog: prog, Anonymise: tt.anon}
 			c := f.conn(t, client, crlfLines(req))
+			c.http2 = tt.h2
 			c.ex.start = logStart
 			f.respond(t, c, testBackend("127.0.0.2:8081"), crlfLines("HTTP/1.1 200 OK\nContent-Length: 0\n\n"))
 			got := string(c.appendLogLine(f.st, prog, nil, logStart.Add(1234567*time.Microsecond)))
