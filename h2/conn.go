@@ -68,18 +68,20 @@ type serverConn struct {
 	connCredit atomic.Int64 // connection window owed to the client
 	connRecv   atomic.Int64 // connection receive window left
 
-	mu         sync.Mutex
-	streams    map[uint32]*vconn
-	idle       []*vconn
-	sendWin    int64      // connection send window
-	initWin    int64      // the client's SETTINGS_INITIAL_WINDOW_SIZE
-	resetIDs   [64]uint32 // streams lbd reset lately
-	resetPos   int
-	goingAway  bool
-	goAwayID   uint32
-	closed     bool
-	lastActive time.Time
-	idleTimer  *time.Timer
+	mu           sync.Mutex
+	streams      map[uint32]*vconn
+	idle         []*vconn
+	sendWin      int64       // connection send window
+	initWin      int64       // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	resetIDs     [256]uint32 // streams lbd reset lately
+	resetPos     int
+	vconns       int // vconns the proxy holds (idle or busy), for MaxStreams
+	settingsSent bool
+	goingAway    bool
+	goAwayID     uint32
+	closed       bool
+	lastActive   time.Time
+	idleTimer    *time.Timer
 }
 
 func newServerConn(s *Server, c net.Conn) *serverConn {
@@ -133,17 +135,10 @@ func (sc *serverConn) start() bool {
 	if _, err := io.ReadFull(sc.br, preface[:]); err != nil || string(preface[:]) != http2.ClientPreface {
 		return false
 	}
-	b, err := sc.out.begin()
-	if err != nil {
+	sc.connRecv.Store(connRecvWindow)
+	if !sc.sendSettings() {
 		return false
 	}
-	b = appendSettings(b,
-		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: sc.srv.opts.MaxStreams},
-		http2.Setting{ID: http2.SettingInitialWindowSize, Val: streamRecvWindow},
-		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: uint32(sc.srv.opts.MaxHeaderBytes)})
-	b = appendWindowUpdate(b, 0, connRecvWindow-defaultWindow)
-	sc.out.end(b)
-	sc.connRecv.Store(connRecvWindow)
 	f, err := sc.fr.ReadFrame()
 	if sf, ok := f.(*http2.SettingsFrame); err != nil || !ok || sf.IsAck() {
 		sc.goAway(http2.ErrCodeProtocol)
@@ -161,12 +156,37 @@ func (sc *serverConn) start() bool {
 	return true
 }
 
+// sendSettings sends lbd's SETTINGS, which must be its first frame
+// (§3.4): a GOAWAY asked for before is sent right after them.
+func (sc *serverConn) sendSettings() bool {
+	sc.mu.Lock()
+	b, err := sc.out.begin(true)
+	if err != nil {
+		sc.mu.Unlock()
+		return false
+	}
+	b = appendSettings(b,
+		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: sc.srv.opts.MaxStreams},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: streamRecvWindow},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: uint32(sc.srv.opts.MaxHeaderBytes)})
+	sc.out.end(appendWindowUpdate(b, 0, connRecvWindow-defaultWindow))
+	sc.settingsSent = true
+	early := sc.goingAway
+	sc.mu.Unlock()
+	if early {
+		sc.shutdown()
+	}
+	return true
+}
+
 // readError handles a frame the Framer refused; false ends the
 // connection.
 func (sc *serverConn) readError(err error) bool {
 	var se http2.StreamError
 	var ce http2.ConnectionError
 	switch {
+	case errors.As(err, &se) && se.StreamID > sc.maxSeen.Load():
+		sc.goAway(http2.ErrCodeProtocol) // no RST_STREAM on an idle stream (§6.4)
 	case errors.As(err, &se):
 		sc.resetStream(se.StreamID, se.Code)
 		return true
@@ -195,7 +215,7 @@ func (sc *serverConn) handle(f http2.Frame) (code http2.ErrCode, stop bool) {
 		return sc.onSettings(f), false
 	case *http2.PingFrame:
 		if !f.IsAck() {
-			b, err := sc.out.begin()
+			b, err := sc.out.begin(true)
 			if err != nil {
 				return 0, true
 			}
@@ -206,7 +226,11 @@ func (sc *serverConn) handle(f http2.Frame) (code http2.ErrCode, stop bool) {
 	case *http2.PushPromiseFrame:
 		return http2.ErrCodeProtocol, false // clients never push (§8.4)
 	case *http2.PriorityFrame:
-		if f.StreamDep == f.StreamID {
+		switch {
+		case f.StreamDep != f.StreamID:
+		case f.StreamID > sc.maxSeen.Load():
+			return http2.ErrCodeProtocol, false // no RST_STREAM on an idle stream (§6.4)
+		default:
 			sc.resetStream(f.StreamID, http2.ErrCodeProtocol) // §5.3.1
 		}
 	}
@@ -241,7 +265,7 @@ func (sc *serverConn) onSettings(f *http2.SettingsFrame) http2.ErrCode {
 	if code != http2.ErrCodeNo {
 		return code
 	}
-	b, err := sc.out.begin()
+	b, err := sc.out.begin(true)
 	if err == nil {
 		sc.out.end(appendSettingsAck(b))
 	}
@@ -352,7 +376,8 @@ func (sc *serverConn) clientGoAway() bool {
 	return len(sc.streams) == 0
 }
 
-// goAway sends GOAWAY with the last stream lbd took.
+// goAway sends GOAWAY with the last stream lbd took (once SETTINGS are
+// out: before that, sendSettings sends it).
 func (sc *serverConn) goAway(code http2.ErrCode) {
 	last := sc.maxSeen.Load()
 	sc.mu.Lock()
@@ -360,8 +385,12 @@ func (sc *serverConn) goAway(code http2.ErrCode) {
 		last = sc.goAwayID
 	}
 	sc.goingAway, sc.goAwayID = true, last
+	early := !sc.settingsSent
 	sc.mu.Unlock()
-	if b, err := sc.out.begin(); err == nil {
+	if early {
+		return
+	}
+	if b, err := sc.out.begin(true); err == nil {
 		sc.out.end(appendGoAway(b, last, code))
 	}
 }
@@ -418,11 +447,8 @@ func (sc *serverConn) cleanup() {
 // rst queues RST_STREAM and remembers the stream among those whose late
 // frames are expected and ignored (§5.1, "closed").
 func (sc *serverConn) rst(id uint32, code http2.ErrCode) {
-	sc.mu.Lock()
-	sc.resetIDs[sc.resetPos%len(sc.resetIDs)] = id
-	sc.resetPos++
-	sc.mu.Unlock()
-	if b, err := sc.out.begin(); err == nil {
+	sc.noteReset(id)
+	if b, err := sc.out.begin(true); err == nil {
 		sc.out.end(appendRST(b, id, code))
 	}
 }
@@ -437,7 +463,15 @@ func (sc *serverConn) resetStream(id uint32, code http2.ErrCode) {
 	sc.rst(id, code)
 	if v != nil {
 		v.kill(id, errStreamGone)
+		sc.resets++ // lbd's own resets count too ("MadeYouReset", CVE-2025-8671)
 	}
+}
+
+func (sc *serverConn) noteReset(id uint32) {
+	sc.mu.Lock()
+	sc.resetIDs[sc.resetPos%len(sc.resetIDs)] = id
+	sc.resetPos++
+	sc.mu.Unlock()
 }
 
 // resetByUs reports whether lbd reset stream id lately.
@@ -471,7 +505,7 @@ func (sc *serverConn) giveCredit(id uint32, stream, conn int64) {
 	} else if owed < connCreditStep {
 		owed = 0
 	}
-	b, err := sc.out.begin()
+	b, err := sc.out.begin(true)
 	if err != nil {
 		return
 	}
@@ -508,13 +542,21 @@ func (sc *serverConn) streamDone(v *vconn, id uint32, reuse bool, owed int64) {
 }
 
 // answer sends a complete bodiless response lbd makes itself; open says
-// the client is still sending the request, which is then stopped.
-func (sc *serverConn) answer(id uint32, status int, open bool) error {
+// the client is still sending the request, which is then stopped. With
+// a vconn, the answer is only sent while the stream is still its own.
+func (sc *serverConn) answer(v *vconn, id uint32, status int, open bool) error {
 	var scratch [32]byte
 	block := appendField(appendStatus(append(scratch[:0], tableSizeZero), status), []byte("content-length"), []byte("0"))
-	b, err := sc.out.begin()
+	if open {
+		sc.noteReset(id)
+	}
+	b, err := sc.out.begin(true)
 	if err != nil {
 		return err
+	}
+	if v != nil && v.cur.Load() != id {
+		sc.out.end(b)
+		return errStreamGone
 	}
 	b = sc.out.headers(b, id, block, true, int(sc.maxFrame.Load()))
 	if open {
@@ -528,7 +570,21 @@ func (sc *serverConn) answer(id uint32, status int, open bool) error {
 func (sc *serverConn) interim(id uint32) {
 	var scratch [8]byte
 	block := appendStatus(append(scratch[:0], tableSizeZero), 100)
-	if b, err := sc.out.begin(); err == nil {
+	if b, err := sc.out.begin(true); err == nil {
 		sc.out.end(sc.out.headers(b, id, block, false, int(sc.maxFrame.Load())))
+	}
+}
+
+// vconnClosed forgets a vconn the proxy closed: it no longer counts
+// against MaxStreams and leaves the idle list.
+func (sc *serverConn) vconnClosed(v *vconn) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.vconns--
+	for i, w := range sc.idle {
+		if w == v {
+			sc.idle = append(sc.idle[:i], sc.idle[i+1:]...)
+			return
+		}
 	}
 }

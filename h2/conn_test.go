@@ -194,3 +194,85 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// stuck is a fake proxy whose backend never answers: it reads the
+// request and waits until released.
+type stuck struct {
+	wg      sync.WaitGroup
+	release chan struct{}
+	mu      sync.Mutex
+	held    int // vconns handed over
+}
+
+func (p *stuck) handoff(c net.Conn) bool {
+	p.mu.Lock()
+	p.held++
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer c.Close()
+		c.Read(make([]byte, 4096))
+		<-p.release
+	}()
+	return true
+}
+
+// TestResetsDoNotFreeBusyStreams: streams lbd resets (here for a flow
+// control error the client provokes) still count against
+// MAX_CONCURRENT_STREAMS while the proxy works on them (CVE-2025-8671).
+func TestResetsDoNotFreeBusyStreams(t *testing.T) {
+	proxy := &stuck{release: make(chan struct{})}
+	const maxStreams = 10
+	s := New(Options{Handoff: proxy.handoff, Log: quietLog(), MaxStreams: maxStreams})
+	hc := dialRaw(t, s)
+	refused := 0
+	for id := uint32(1); id <= 2*3*maxStreams; id += 2 {
+		hc.send(id, getFields, "")
+		hc.writes <- func() { hc.fr.WriteWindowUpdate(id, 1<<31-1) } // overflows: lbd resets
+		for {
+			f, err := hc.fr.ReadFrame()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, ok := f.(*http2.RSTStreamFrame); ok && r.StreamID == id {
+				if r.ErrCode == http2.ErrCodeRefusedStream {
+					refused++
+				}
+				break
+			}
+		}
+	}
+	proxy.mu.Lock()
+	held := proxy.held
+	proxy.mu.Unlock()
+	if held > maxStreams || refused == 0 {
+		t.Errorf("the proxy got %d streams at once (limit %d), %d refused", held, maxStreams, refused)
+	}
+	close(proxy.release)
+	hc.c.Close()
+	<-hc.done
+	proxy.wg.Wait()
+}
+
+// TestLateFramesAfterAnAnswer: a stream lbd answered itself (400) while
+// the client was still sending gets late trailers, which are
+// ignored; the connection carries on.
+func TestLateFramesAfterAnAnswer(t *testing.T) {
+	rec := &recorder{}
+	s := New(Options{Handoff: rec.handoff, Log: quietLog()})
+	hc := dialRaw(t, s)
+	bad := []string{":method", "POST", ":scheme", "https", ":path", "/", ":authority", "h", "content-length", "x"}
+	hc.sendFrames(1, bad, nil, false) // stream stays open
+	if st := hc.outcome(1); st != "400" {
+		t.Fatalf("bad request answered %q", st)
+	}
+	hc.sendFrames(1, nil, nil, true) // late trailers with END_STREAM
+	hc.send(3, getFields, "")
+	if r := hc.response(3); r.status != "200" {
+		t.Errorf("next stream: %+v", r)
+	}
+	hc.c.Close()
+	<-hc.done
+	rec.wg.Wait()
+}

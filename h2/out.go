@@ -18,6 +18,15 @@ const outCap = 256 << 10
 // keepCap is the largest write buffer an idle connection keeps.
 const keepCap = 64 << 10
 
+// controlCap is the room kept beyond outCap for the connection's own
+// frames (acknowledgements, resets, window updates, GOAWAY), so the
+// reading goroutine is not held up by responses the client has not read
+// yet; a client that floods PINGs without reading still meets a bound.
+const controlCap = 64 << 10
+
+// closeGrace bounds the last flush when a connection closes.
+const closeGrace = 2 * time.Second
+
 // outQueue gathers the frames of every stream of one connection and has
 // one goroutine write them. Under load the responses of several streams
 // share a TLS record and a system call (HAProxy batches the same way,
@@ -46,11 +55,16 @@ func newOutQueue(nc net.Conn, timeout time.Duration) *outQueue {
 	return q
 }
 
-// begin locks the queue for appending frames, waiting while it is full.
-// The caller appends to the returned slice and passes it to end.
-func (q *outQueue) begin() ([]byte, error) {
+// begin locks the queue for appending frames, waiting while it is full;
+// control frames have controlCap more room. The caller appends to the
+// returned slice and passes it to end.
+func (q *outQueue) begin(control bool) ([]byte, error) {
+	limit := outCap
+	if control {
+		limit += controlCap
+	}
 	q.mu.Lock()
-	for q.err == nil && !q.closing && len(q.buf) >= outCap {
+	for q.err == nil && !q.closing && len(q.buf) >= limit {
 		q.room.Wait()
 	}
 	if q.err != nil || q.closing {
@@ -88,7 +102,7 @@ func (q *outQueue) writer() {
 		q.mu.Unlock()
 		var err error
 		if len(out) > 0 {
-			if q.timeout > 0 {
+			if q.timeout > 0 && !closing { // close set its own, shorter one
 				if now := time.Now().UnixNano(); deadline-now < int64(q.timeout)*3/4 {
 					deadline = now + int64(q.timeout)
 					q.nc.SetWriteDeadline(time.Unix(0, deadline))
@@ -120,6 +134,8 @@ func (q *outQueue) close() {
 	q.mu.Lock()
 	if !q.closing {
 		q.closing = true
+		// A client that stopped reading must not hold the close up.
+		q.nc.SetWriteDeadline(time.Now().Add(closeGrace))
 		select {
 		case q.kick <- struct{}{}:
 		default:

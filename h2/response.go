@@ -207,7 +207,7 @@ func (e *respEncoder) done(v *vconn, id uint32) {
 // byte that carries a table size update when one is due.
 func (v *vconn) sendHeaders(id uint32, block []byte, end bool) error {
 	q := v.sc.out
-	b, err := q.begin()
+	b, err := q.begin(false)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (v *vconn) sendData(id uint32, data []byte, end bool) error {
 		}
 		if n > 0 || len(data) == 0 {
 			q := sc.out
-			b, err := q.begin()
+			b, err := q.begin(false)
 			if err != nil {
 				sc.unreserve(n)
 				return err

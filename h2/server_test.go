@@ -121,20 +121,25 @@ func (hc *h2conn) send(id uint32, fields []string, data string) {
 	}
 }
 
-// sendFrames writes HEADERS, then each DATA payload, then END_STREAM:
-// on the last DATA frame, or on a trailer block when trailer is set.
-// With no frames the stream stays open.
+// sendFrames writes HEADERS (unless fields is empty), then each DATA
+// payload, then END_STREAM: on the last DATA frame, or on a trailer
+// block when trailer is set. With no frames the stream stays open.
 func (hc *h2conn) sendFrames(id uint32, fields []string, frames []string, trailer bool) {
 	hc.buf.Reset()
 	for i := 0; i+1 < len(fields); i += 2 {
 		hc.enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
 	}
 	block := append([]byte(nil), hc.buf.Bytes()...)
-	hc.buf.Reset()
-	hc.enc.WriteField(hpack.HeaderField{Name: "x-sum", Value: "1"})
-	tblock := append([]byte(nil), hc.buf.Bytes()...)
+	var tblock []byte // encoded only when sent: the encoder's table must match the server's
+	if trailer {
+		hc.buf.Reset()
+		hc.enc.WriteField(hpack.HeaderField{Name: "x-sum", Value: "1"})
+		tblock = append(tblock, hc.buf.Bytes()...)
+	}
 	hc.writes <- func() {
-		hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true})
+		if len(fields) > 0 {
+			hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true})
+		}
 		for i, d := range frames {
 			hc.fr.WriteData(id, i == len(frames)-1 && !trailer, []byte(d))
 		}

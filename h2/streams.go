@@ -142,13 +142,17 @@ func (sc *serverConn) endBlock() http2.ErrCode {
 		return 0
 	}
 	sc.mu.Lock()
-	refused := (sc.goingAway && id > sc.goAwayID) || len(sc.streams) >= int(sc.srv.opts.MaxStreams)
+	// A stream counts against the limit until the proxy lets go of its
+	// vconn, not just until lbd or the client reset it: otherwise resets
+	// would let a client keep any number of backend exchanges running.
+	busy := sc.vconns - len(sc.idle)
+	refused := (sc.goingAway && id > sc.goAwayID) || max(len(sc.streams), busy) >= int(sc.srv.opts.MaxStreams)
 	sc.mu.Unlock()
 	switch {
 	case refused:
 		sc.rst(id, http2.ErrCodeRefusedStream)
 	case req.status != 0:
-		sc.answer(id, req.status, !sc.blockEnd)
+		sc.answer(nil, id, req.status, !sc.blockEnd)
 	default:
 		if sc.rb.expect100 && !sc.blockEnd {
 			sc.interim(id) // before the proxy can answer
@@ -170,6 +174,9 @@ func (sc *serverConn) dispatch(id uint32, head []byte, req *request) {
 				sc.rst(id, http2.ErrCodeRefusedStream)
 				return
 			}
+			sc.mu.Lock()
+			sc.vconns++
+			sc.mu.Unlock()
 		}
 		if v.assign(id, head, req, sc.blockEnd, streamRecvWindow) {
 			return

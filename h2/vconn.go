@@ -181,6 +181,7 @@ func (v *vconn) Close() error {
 	v.closing.Store(true)
 	signal(v.ready)
 	signal(v.space)
+	v.sc.vconnClosed(v)
 	if id == 0 {
 		return nil
 	}
@@ -196,7 +197,7 @@ func (v *vconn) Close() error {
 		}
 		v.abort(id, http2.ErrCodeInternal)
 	case v.enc.state == rsHead && !v.enc.started:
-		if v.sc.answer(id, 502, false) == nil {
+		if v.sc.answer(v, id, 502, false) == nil {
 			v.finish(id, false)
 			return nil
 		}
@@ -254,6 +255,9 @@ func (v *vconn) finish(id uint32, keepAlive bool) {
 		v.in, v.off = v.in[:0], 0
 	} else {
 		owed = 0 // all consumed and credited by takeCredit
+		if cap(v.in) > keepCap {
+			v.in = nil // an idle vconn keeps no large upload buffer
+		}
 	}
 	v.mu.Unlock()
 	v.sc.answered.Add(1)
