@@ -3,6 +3,7 @@ package proxy
 import (
 	"io"
 	"net"
+	"runtime"
 	"time"
 
 	"lbd/backend"
@@ -97,6 +98,15 @@ func (c *conn) readResponseHead(bc *backend.Conn, buf []byte, isHEAD bool) (int,
 			}
 		}
 		backendRead(bc, c.now, timeout)
+		if n == 0 && c.http2 {
+			// The request just went out; the response is not there yet.
+			// Letting the connection's other streams run first means
+			// this read usually finds it, instead of failing with EAGAIN
+			// and waiting: fewer system calls and larger batches for
+			// the HTTP/2 writer. (HTTP/1.1 clients would pay for it in
+			// tail latency; there each conn is its own.)
+			runtime.Gosched()
+		}
 		k, err := bc.Read(buf[n:])
 		n += k
 		if k == 0 && err != nil {
