@@ -1,7 +1,6 @@
 package h2
 
 import (
-	"bufio"
 	"io"
 	"net"
 	"net/http"
@@ -26,36 +25,26 @@ type scripted struct {
 }
 
 func (s *scripted) handoff(c net.Conn) bool {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer c.Close()
-		br := bufio.NewReader(c)
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, req.Body)
-			for rest := s.raw; rest != ""; {
-				n := min(len(rest), max(s.step, 1))
-				if s.step == 0 {
-					n = len(rest)
-				}
-				if _, err := io.WriteString(c, rest[:n]); err != nil {
-					s.mu.Lock()
-					s.errs = append(s.errs, err)
-					s.mu.Unlock()
-					return
-				}
-				rest = rest[n:]
-			}
-			if s.closeAfter {
-				return
-			}
+	return serveFake(&s.wg, c, func(req *http.Request, err error) bool {
+		if err != nil {
+			return false
 		}
-	}()
-	return true
+		io.Copy(io.Discard, req.Body)
+		for rest := s.raw; rest != ""; {
+			n := len(rest)
+			if s.step > 0 {
+				n = min(n, s.step)
+			}
+			if _, err := io.WriteString(c, rest[:n]); err != nil {
+				s.mu.Lock()
+				s.errs = append(s.errs, err)
+				s.mu.Unlock()
+				return false
+			}
+			rest = rest[n:]
+		}
+		return !s.closeAfter
+	})
 }
 
 // h2resp is what a client saw for one stream.

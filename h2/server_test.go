@@ -31,29 +31,40 @@ type recorder struct {
 }
 
 func (rec *recorder) handoff(c net.Conn) bool {
-	rec.wg.Add(1)
+	return serveFake(&rec.wg, c, func(req *http.Request, err error) bool {
+		if err != nil {
+			if !cutOff(err) {
+				rec.mu.Lock()
+				rec.bad++
+				rec.mu.Unlock()
+			}
+			return false
+		}
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return false // a truncated body never counts as a request
+		}
+		rec.mu.Lock()
+		rec.seen = append(rec.seen, fmt.Sprintf("%s %s %q", req.Method, req.RequestURI, body))
+		rec.mu.Unlock()
+		_, err = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\nX-Extra: 1\r\n\r\nok")
+		return err == nil
+	})
+}
+
+// serveFake plays the engine on a vconn: it reads HTTP/1.1 requests and
+// lets answer respond to each (or see the read error) until it says stop.
+func serveFake(wg *sync.WaitGroup, c net.Conn, answer func(*http.Request, error) bool) bool {
+	wg.Add(1)
 	go func() {
-		defer rec.wg.Done()
+		defer wg.Done()
 		defer c.Close()
 		br := bufio.NewReader(c)
 		for {
 			req, err := http.ReadRequest(br)
-			if err != nil {
-				if !cutOff(err) {
-					rec.mu.Lock()
-					rec.bad++
-					rec.mu.Unlock()
-				}
+			if !answer(req, err) || err != nil {
 				return
 			}
-			body, err := io.ReadAll(req.Body)
-			if err != nil {
-				return // a truncated body never counts as a request
-			}
-			rec.mu.Lock()
-			rec.seen = append(rec.seen, fmt.Sprintf("%s %s %q", req.Method, req.RequestURI, body))
-			rec.mu.Unlock()
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\nX-Extra: 1\r\n\r\nok")
 		}
 	}()
 	return true
