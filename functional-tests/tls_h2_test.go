@@ -1,12 +1,16 @@
 package functionaltests
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"regexp"
 	"strings"
 	"sync"
@@ -237,6 +241,65 @@ func TestH2AccessLog(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(lbd.out.String(), want); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %q in the log:\n%s", want, lbd.out.String())
+		}
+	}
+}
+
+// TestH2BackendFailureStaysOnItsStream: a backend that dies in the
+// middle of a body resets that one stream; the client's other streams
+// on the same connection complete, and the connection stays in use.
+func TestH2BackendFailureStaysOnItsStream(t *testing.T) {
+	p := newTLSPKI(t)
+	broken := rawBackend(t, func(c net.Conn, br *bufio.Reader) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+	})
+	good := startBackend(t, "127.0.0.3", "good", headersHandler("good"))
+	cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nAlive 1\nTimeOut 3\nClient 5\nGrace 2\n"+
+		"ListenHTTPS\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tCert %q\n"+
+		"\tService\n\t\tURL \"^/broken\"\n%s\tEnd\n\tService\n%s\tEnd\nEnd\n", p.path("a.pem"), broken.block(), good.block())
+	lbd := startLBD(t, cfg)
+	c := httpsClient(p.tlsConfig("a.test"), true)
+	var reused []bool
+	var mu sync.Mutex
+	get := func(path string) (string, error) {
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+			mu.Lock()
+			reused = append(reused, i.Reused)
+			mu.Unlock()
+		}}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "https://"+lbd.addr+path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.Proto + " " + string(body), err
+	}
+	if _, err := get("/first"); err != nil { // opens the connection
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var brokenErr, goodErr error
+	var goodBody string
+	wg.Add(2)
+	go func() { defer wg.Done(); _, brokenErr = get("/broken") }()
+	go func() { defer wg.Done(); goodBody, goodErr = get("/ok") }()
+	wg.Wait()
+	if brokenErr == nil {
+		t.Error("a body cut short by the backend arrived as complete")
+	}
+	if goodErr != nil || !strings.HasPrefix(goodBody, "HTTP/2.0 GET /ok") {
+		t.Errorf("the other stream: %q, %v", goodBody, goodErr)
+	}
+	if _, err := get("/after"); err != nil {
+		t.Errorf("the connection after the reset: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, r := range reused[1:] {
+		if !r {
+			t.Errorf("request %d opened a new connection: the reset took the connection down", i+2)
 		}
 	}
 }
