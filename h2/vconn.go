@@ -48,7 +48,7 @@ type vconn struct {
 	recvWin atomic.Int64
 
 	mu      sync.Mutex
-	in      []byte // request bytes; the proxy has read in[off:]... up to off
+	in      []byte // request bytes for the proxy, which has read in[:off]
 	off     int
 	id      uint32 // current stream, 0 between streams
 	isHEAD  bool
