@@ -9,7 +9,9 @@
 // own file with the verbs that act on it: list.go (the object listing),
 // state.go (enable, disable), session.go, backend.go, log.go, core.go
 // (core, version), config.go (reload) and metrics.go. conn.go finds the
-// socket and the dialect, output.go and template.go print replies.
+// socket and the dialect, ctlconf.go reads poundctl's ~/.poundctl, tls.go
+// turns it and -k, -C, -K into the TLS settings of an https:// URL, and
+// output.go and template.go print replies.
 package lbctl
 
 import (
@@ -28,17 +30,20 @@ import (
 var Version = "0.1.0-dev"
 
 // DefaultConfig is the configuration file searched for a Control
-// statement when neither -s, -f nor $LBCTL_SOCKET says where the socket
-// is. It is lbd's own default -f.
+// statement when neither -s, ~/.poundctl, -f nor $LBCTL_SOCKET says where
+// the socket is. It is lbd's own default -f.
 const DefaultConfig = "/etc/lbd/lbd.cfg"
 
 // Env is what the application reads from and writes to outside its
 // arguments; tests substitute all of it.
 type Env struct {
 	Stdout, Stderr io.Writer
-	// Getenv reads an environment variable ($LBCTL_SOCKET); nil means
-	// none is set.
+	// Getenv reads an environment variable ($LBCTL_SOCKET, $HOME); nil
+	// means none is set.
 	Getenv func(string) string
+	// LookupEnv tells a variable set to "" from an unset one
+	// ($POUNDCTL_CONF); nil means Getenv's value, set when not empty.
+	LookupEnv func(string) (string, bool)
 	// DefaultConfig overrides DefaultConfig (tests, packagers).
 	DefaultConfig string
 }
@@ -50,6 +55,9 @@ type runner struct {
 	env  Env
 	opt  globalOptions
 	conn *conn
+	// cc is ~/.poundctl, read on first use (ccErr if that failed).
+	cc    *ctlConfig
+	ccErr error
 }
 
 // globalOptions are the flags that come before the command.
@@ -63,6 +71,10 @@ type globalOptions struct {
 	timeout          time.Duration
 	dialect          string
 	templateExplicit bool
+	server           string // -S
+	insecure         bool   // -k
+	caFile           string // -C
+	clientCert       string // -K
 }
 
 // ProgName returns the name lbctl answers to: "poundctl" when invoked
@@ -82,9 +94,6 @@ func Main(args []string, env Env) int {
 		args = []string{"lbctl"}
 	}
 	prog := ProgName(args[0])
-	if env.Getenv == nil {
-		env.Getenv = func(string) string { return "" }
-	}
 	if env.DefaultConfig == "" {
 		env.DefaultConfig = DefaultConfig
 	}
@@ -97,6 +106,16 @@ func Main(args []string, env Env) int {
 
 // New builds the application for prog ("lbctl" or "poundctl").
 func New(prog string, env Env) *cli.App {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.LookupEnv == nil {
+		getenv := env.Getenv
+		env.LookupEnv = func(k string) (string, bool) {
+			v := getenv(k)
+			return v, v != ""
+		}
+	}
 	r := &runner{prog: prog, env: env}
 	app := &cli.App{
 		Name:                   prog,
@@ -133,6 +152,10 @@ func (r *runner) flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "s", Usage: "control `SOCKET` path, or http(s)://HOST[:PORT][/PATH] of a Control service", Destination: &o.socket},
 		&cli.StringFlag{Name: "f", Usage: "find the socket in the Control statement of configuration `FILE`", Destination: &o.config},
+		&cli.StringFlag{Name: "S", Usage: "use the Server `NAME` section of ~/.poundctl", Destination: &o.server},
+		&cli.BoolFlag{Name: "k", Usage: "do not verify the certificate of an https:// server", Destination: &o.insecure},
+		&cli.StringFlag{Name: "C", Usage: "verify an https:// server against the CA certificates in `FILE` (or directory)", Destination: &o.caFile},
+		&cli.StringFlag{Name: "K", Usage: "present the client certificate and key in PEM `FILE` to an https:// server", Destination: &o.clientCert},
 		&cli.BoolFlag{Name: "j", Usage: "print the raw JSON reply", Destination: &o.json},
 		&cli.IntFlag{Name: "i", Usage: "indent JSON output by `N` spaces", Destination: &o.indent},
 		&cli.StringFlag{Name: "t", Usage: "read Go text/template definitions from `FILE`", Destination: &o.tmplFile},
@@ -159,9 +182,6 @@ func (r *runner) before(c *cli.Context) error {
 		return errors.New("timeout must not be negative")
 	}
 	r.opt.templateExplicit = r.opt.tmplFile != "" || r.opt.tmplName != ""
-	if r.opt.tmplName == "" {
-		r.opt.tmplName = "default"
-	}
 	return nil
 }
 

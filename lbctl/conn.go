@@ -1,10 +1,12 @@
 package lbctl
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -32,11 +34,19 @@ func (r *runner) connect() (*conn, error) {
 	if r.conn != nil {
 		return r.conn, nil
 	}
-	target, err := r.socket()
+	srv, err := r.server()
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(target, r.opt.timeout)
+	target, err := r.socket(srv)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := r.tlsConfig(srv, target)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewTLS(target, r.opt.timeout, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -51,14 +61,17 @@ func (r *runner) connect() (*conn, error) {
 	return cn, nil
 }
 
-// socket finds the control socket: -s, then the Control statement of -f,
-// then $LBCTL_SOCKET, then the Control statement of the default
-// configuration. An explicit -f wins over the environment because it names
-// one particular instance.
-func (r *runner) socket() (string, error) {
+// socket finds the control socket: -s, then the URL of the selected
+// server of ~/.poundctl, then the Control statement of -f, then
+// $LBCTL_SOCKET, then the Control statement of the default configuration.
+// The first three are poundctl's order; an explicit -f wins over the
+// environment because it names one particular instance.
+func (r *runner) socket(srv *serverDefn) (string, error) {
 	switch {
 	case r.opt.socket != "":
 		return r.opt.socket, nil
+	case srv.url != "":
+		return srv.url, nil
 	case r.opt.config != "":
 		return controlFromConfig(r.opt.config)
 	case r.env.Getenv("LBCTL_SOCKET") != "":
@@ -156,15 +169,46 @@ func replyError(err error) error {
 	return err
 }
 
-// friendly adds a hint to the two failures operators meet most.
+// friendly adds a hint to the failures operators meet most: no socket, no
+// permission, and an https:// server that is not trusted or that wants a
+// client certificate.
 func friendly(err error) error {
+	var unknownCA x509.UnknownAuthorityError
+	var op *net.OpError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w (is lbd running with this control socket?)", err)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%w (the socket is mode 0600 by default: run as its owner, or set Control's Mode)", err)
+	case errors.As(err, &unknownCA):
+		return fmt.Errorf("%w (name the server's CA with -C or CAFile, or skip the check with -k)", err)
+	case errors.As(err, &op) && op.Op == "remote error" && strings.Contains(op.Err.Error(), "certificate"):
+		// The TLS alert of a server that wants a (trusted) client
+		// certificate: "certificate required", "bad certificate".
+		return fmt.Errorf("%w (the server wants a client certificate it trusts: give it with -K or ClientCert)", err)
 	}
 	return err
+}
+
+// ctlConf returns ~/.poundctl, read once.
+func (r *runner) ctlConf() (*ctlConfig, error) {
+	if r.cc == nil && r.ccErr == nil {
+		r.cc, r.ccErr = loadCtlConfig(r.env)
+		if r.cc != nil && r.cc.file != "" {
+			r.infof("read configuration %s", r.cc.file)
+		}
+	}
+	return r.cc, r.ccErr
+}
+
+// server returns the server of ~/.poundctl that -S selects, or the
+// default one.
+func (r *runner) server() (*serverDefn, error) {
+	cc, err := r.ctlConf()
+	if err != nil {
+		return nil, err
+	}
+	return cc.server(r.opt.server)
 }
 
 // needPound refuses a command the zproxy dialect has no endpoint for.

@@ -83,9 +83,13 @@ func (r *runner) versionCommand() *cli.Command {
 	}
 }
 
-// socketConfigured reports whether any source names a control socket.
+// socketConfigured reports whether any source names a control socket. A
+// broken ~/.poundctl or an unknown -S counts, so that connect reports it.
 func (r *runner) socketConfigured() bool {
 	if r.opt.socket != "" || r.opt.config != "" || r.env.Getenv("LBCTL_SOCKET") != "" {
+		return true
+	}
+	if srv, err := r.server(); err != nil || srv.url != "" {
 		return true
 	}
 	_, err := os.Stat(r.env.DefaultConfig)

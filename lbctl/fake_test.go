@@ -292,14 +292,17 @@ type result struct {
 
 // run runs argv (argv[0] selects lbctl or poundctl) in-process with env
 // as the environment. The default configuration is env["@config"], or a
-// file that does not exist, so the host's /etc/lbd/lbd.cfg never counts.
+// file that does not exist, so the host's /etc/lbd/lbd.cfg never counts;
+// without HOME or POUNDCTL_CONF in env no ~/.poundctl is read.
 func run(env map[string]string, argv ...string) result {
 	var out, errb bytes.Buffer
 	def := env["@config"]
 	if def == "" {
 		def = "/nonexistent/lbd.cfg"
 	}
-	code := Main(argv, Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }, DefaultConfig: def})
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	code := Main(argv, Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] },
+		LookupEnv: lookup, DefaultConfig: def})
 	return result{out.String(), errb.String(), code}
 }
 

@@ -36,11 +36,41 @@ func (r *runner) printJSON(reply []byte) error {
 
 // printTemplate runs the selected template on a JSON value.
 func (r *runner) printTemplate(data any) error {
-	t, err := loadTemplates(r.opt.tmplFile)
+	file, name, err := r.templateChoice()
 	if err != nil {
 		return err
 	}
-	return execTemplate(r.env.Stdout, t, r.opt.tmplName, data)
+	t, err := loadTemplates(file)
+	if err != nil {
+		return err
+	}
+	return execTemplate(r.env.Stdout, t, name, data)
+}
+
+// templateChoice returns the template file (none: the built-ins alone)
+// and the template name: -t and -T, else ~/.poundctl's TemplateFile
+// (looked up in its TemplatePath) and TemplateName, else "default". The
+// file's settings do not make lbctl print templates instead of tables;
+// they only fill in what -t and -T leave open.
+func (r *runner) templateChoice() (file, name string, err error) {
+	cc, err := r.ctlConf()
+	if err != nil {
+		return "", "", err
+	}
+	file, name = r.opt.tmplFile, r.opt.tmplName
+	if file == "" && cc.tmplFile != "" {
+		file, err = findTemplateFile(cc.tmplFile, cc.tmplPath, r.env.Getenv("HOME"))
+		if err != nil {
+			return "", "", err
+		}
+	}
+	if name == "" {
+		name = cc.tmplName
+	}
+	if name == "" {
+		name = "default"
+	}
+	return file, name, nil
 }
 
 // printReply prints a reply that is not a listing (core, log): raw, or

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"text/template"
 )
 
@@ -193,6 +195,37 @@ func loadTemplates(file string) (*template.Template, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// findTemplateFile locates ~/.poundctl's TemplateFile name as poundctl
+// does: a name starting with /, ./ or ../ is used as it is; any other is
+// looked up in the colon-separated path, where a directory element is
+// searched for name and a file element is used itself, and a leading ~ is
+// the home directory. Without a path the name is used as it is.
+func findTemplateFile(name, path, home string) (string, error) {
+	if path == "" || filepath.IsAbs(name) || strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") {
+		return name, nil
+	}
+	for _, el := range strings.Split(path, ":") {
+		if el == "" {
+			continue
+		}
+		if strings.HasPrefix(el, "~") {
+			el = filepath.Join(home, el[1:])
+		}
+		fi, err := os.Stat(el)
+		switch {
+		case err != nil:
+		case fi.Mode().IsRegular():
+			return el, nil
+		case fi.IsDir():
+			cand := filepath.Join(el, name)
+			if fi, err := os.Stat(cand); err == nil && fi.Mode().IsRegular() {
+				return cand, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("template file %s not found in %s", name, path)
 }
 
 // execTemplate runs the named template on a JSON value.

@@ -6,6 +6,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,8 +47,16 @@ func (e *StatusError) Error() string {
 
 // New returns a client for socketOrURL: a path names a UNIX socket, an
 // http:// or https:// URL a remote Control backend (its path is kept as a
-// prefix). timeout bounds each request (0 means none).
+// prefix). timeout bounds each request (0 means none). An https:// server
+// is verified against the system's CA certificates.
 func New(socketOrURL string, timeout time.Duration) (*Client, error) {
+	return NewTLS(socketOrURL, timeout, nil)
+}
+
+// NewTLS is New with the TLS settings of an https:// URL (trusted CAs,
+// client certificate, verification) taken from tc; nil means Go's
+// defaults, as New. tc is not used for a socket or an http:// URL.
+func NewTLS(socketOrURL string, timeout time.Duration, tc *tls.Config) (*Client, error) {
 	if socketOrURL == "" {
 		return nil, fmt.Errorf("control socket: no socket path or URL given")
 	}
@@ -60,6 +69,12 @@ func New(socketOrURL string, timeout time.Duration) (*Client, error) {
 	}
 	if strings.HasPrefix(socketOrURL, "http://") || strings.HasPrefix(socketOrURL, "https://") {
 		c.base = strings.TrimSuffix(socketOrURL, "/")
+		if tc != nil && strings.HasPrefix(socketOrURL, "https://") {
+			tr.TLSClientConfig = tc.Clone()
+			// A custom TLS config turns off the transport's automatic
+			// HTTP/2; keep it, so that only the TLS settings change.
+			tr.ForceAttemptHTTP2 = true
+		}
 	} else {
 		path := socketOrURL
 		c.base = "http://localhost"

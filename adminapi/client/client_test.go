@@ -1,8 +1,11 @@
 package client
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -137,6 +140,49 @@ func TestErrorsNameTheSocket(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "http://localhost") {
 				t.Errorf("error mentions the fake host: %v", err)
+			}
+		})
+	}
+}
+
+// TestNewTLS checks that the TLS configuration reaches an https:// server
+// and nothing else.
+func TestNewTLS(t *testing.T) {
+	sock := unixServer(t)
+	web := httptest.NewServer(http.HandlerFunc(echo))
+	defer web.Close()
+	secure := httptest.NewUnstartedServer(http.HandlerFunc(echo))
+	secure.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are expected
+	secure.StartTLS()
+	defer secure.Close()
+	trusted := x509.NewCertPool()
+	trusted.AddCert(secure.Certificate())
+	// A config no server would pass: it must not be used off https.
+	untrusted := &tls.Config{RootCAs: x509.NewCertPool()}
+	tests := []struct {
+		name, target string
+		tc           *tls.Config
+		wantErr      string
+	}{
+		{name: "nil config verifies against the system", target: secure.URL, wantErr: "certificate signed by unknown authority"},
+		{name: "RootCAs", target: secure.URL, tc: &tls.Config{RootCAs: trusted}},
+		{name: "InsecureSkipVerify", target: secure.URL, tc: &tls.Config{InsecureSkipVerify: true}},
+		{name: "empty pool", target: secure.URL, tc: untrusted, wantErr: "certificate signed by unknown authority"},
+		{name: "not used for a socket", target: sock, tc: untrusted},
+		{name: "not used for http", target: web.URL, tc: untrusted},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewTLS(tc.target, 5*time.Second, tc.tc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := c.Get("/core")
+			switch {
+			case tc.wantErr == "" && (err != nil || string(body) != "GET /core  "):
+				t.Errorf("got %q, %v", body, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want %q", err, tc.wantErr)
 			}
 		})
 	}

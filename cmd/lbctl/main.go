@@ -11,5 +11,5 @@ var Version = "0.1.0-dev"
 
 func main() {
 	lbctl.Version = Version
-	os.Exit(lbctl.Main(os.Args, lbctl.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}))
+	os.Exit(lbctl.Main(os.Args, lbctl.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, LookupEnv: os.LookupEnv}))
 }
