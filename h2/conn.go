@@ -91,7 +91,7 @@ func newServerConn(s *Server, c net.Conn) *serverConn {
 		sc.ssl = ti.SSLHeaders()
 	}
 	sc.out = newOutQueue(c, s.opts.IdleTimeout)
-	sc.br = bufio.NewReaderSize(c, 16<<10)
+	sc.br = bufio.NewReaderSize(c, 4<<10) // TLS keeps a record buffer of its own
 	sc.fr = http2.NewFramer(nil, sc.br)
 	sc.fr.SetReuseFrames()
 	sc.fr.SetMaxReadFrameSize(maxFrameSize)
@@ -150,7 +150,7 @@ func (sc *serverConn) start() bool {
 	sc.nc.SetReadDeadline(time.Time{})
 	sc.mu.Lock()
 	if sc.srv.opts.IdleTimeout > 0 {
-		sc.idleTimer = time.AfterFunc(sc.srv.opts.IdleTimeout, sc.checkIdle)
+		sc.idleTimer = time.AfterFunc(sc.srv.opts.IdleTimeout/4, sc.checkIdle)
 	}
 	sc.mu.Unlock()
 	return true
@@ -315,6 +315,9 @@ func (sc *serverConn) shutdown() {
 }
 
 // checkIdle closes a connection without streams after IdleTimeout.
+// It looks every quarter of it, and from the first quarter of idleness
+// on lets the proxy drop the connection's idle vconns (their goroutines
+// and buffers); streams that come later get fresh ones.
 func (sc *serverConn) checkIdle() {
 	timeout := sc.srv.opts.IdleTimeout
 	sc.mu.Lock()
@@ -322,9 +325,17 @@ func (sc *serverConn) checkIdle() {
 		sc.mu.Unlock()
 		return
 	}
-	if len(sc.streams) > 0 || time.Since(sc.lastActive) < timeout {
-		sc.idleTimer.Reset(max(timeout-time.Since(sc.lastActive), timeout/4))
+	idleFor := time.Since(sc.lastActive)
+	if len(sc.streams) > 0 || idleFor < timeout {
+		var retire []*vconn
+		if len(sc.streams) == 0 && idleFor >= timeout/4 {
+			retire, sc.idle = sc.idle, nil
+		}
+		sc.idleTimer.Reset(timeout / 4)
 		sc.mu.Unlock()
+		for _, v := range retire {
+			v.retire()
+		}
 		return
 	}
 	sc.mu.Unlock()

@@ -276,3 +276,33 @@ func TestLateFramesAfterAnAnswer(t *testing.T) {
 	<-hc.done
 	rec.wg.Wait()
 }
+
+// TestIdleVconnsAreRetired: a connection idle for a quarter of its idle
+// timeout lets the proxy drop its idle vconns, and a later stream gets a
+// fresh one.
+func TestIdleVconnsAreRetired(t *testing.T) {
+	rec := &recorder{}
+	s := New(Options{Handoff: rec.handoff, Log: quietLog(), IdleTimeout: 2 * time.Second})
+	hc := dialRaw(t, s)
+	hc.send(1, getFields, "")
+	if r := hc.response(1); r.status != "200" {
+		t.Fatalf("first request: %+v", r)
+	}
+	gone := make(chan struct{})
+	go func() { rec.wg.Wait(); close(gone) }()
+	select {
+	case <-gone: // the proxy let its vconn go while the connection stays
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle vconn was not retired")
+	}
+	hc.send(3, getFields, "")
+	if r := hc.response(3); r.status != "200" {
+		t.Fatalf("request after the retirement: %+v", r)
+	}
+	if seen := rec.requests(); len(seen) != 2 {
+		t.Errorf("proxy got %q", seen)
+	}
+	hc.c.Close()
+	<-hc.done
+	rec.wg.Wait()
+}

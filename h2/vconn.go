@@ -368,6 +368,16 @@ func (v *vconn) shutdown() {
 	signal(v.space)
 }
 
+// retire ends an idle vconn: the proxy reads EOF and lets it go.
+func (v *vconn) retire() {
+	v.mu.Lock()
+	if v.id == 0 {
+		v.dead = true
+	}
+	v.mu.Unlock()
+	signal(v.ready)
+}
+
 // LocalAddr implements net.Conn: the HTTP/2 connection's.
 func (v *vconn) LocalAddr() net.Addr { return v.sc.local }
 

@@ -1,9 +1,12 @@
 // Command idleconns measures what idle client keep-alive connections cost
 // lbd: it starts lbd and a backend, opens N connections (from several
 // 127.0.0.x source addresses), sends one request on each, keeps them
-// open and idle, and reports lbd's RSS growth per connection.
+// open and idle, and reports lbd's RSS growth per connection. With -h2
+// the connections are HTTP/2 over TLS (ListenHTTPS, ALPN h2), each with
+// one finished stream.
 //
 //	go run ./bench/idleconns -lbd bin/lbd -n 10000
+//	go run ./bench/idleconns -lbd bin/lbd -n 10000 -h2
 package main
 
 import (
@@ -25,6 +28,9 @@ import (
 func main() {
 	lbd := flag.String("lbd", "bin/lbd", "lbd binary")
 	n := flag.Int("n", 10000, "idle connections")
+	useH2 := flag.Bool("h2", false, "HTTP/2 over TLS instead of HTTP/1.1")
+	client := flag.Int("client", 600, "lbd's Client timeout, seconds")
+	settle := flag.Duration("settle", 2*time.Second, "idle time before measuring")
 	flag.Parse()
 	raiseNoFile(uint64(*n)*2 + 1000)
 
@@ -36,7 +42,13 @@ func main() {
 	check(err)
 	defer os.RemoveAll(dir)
 	_, bport, _ := net.SplitHostPort(be.Addr().String())
-	cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nClient 600\nListenHTTP\n Address 127.0.0.1\n Port %d\n Service\n  BackEnd\n   Address 127.0.0.1\n   Port %s\n  End\n End\nEnd\n", port, bport)
+	listen := "ListenHTTP"
+	open := request
+	if *useH2 {
+		listen = "ListenHTTPS\n Cert \"" + writeCert(dir) + "\""
+		open = requestH2
+	}
+	cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nClient %d\n%s\n Address 127.0.0.1\n Port %d\n Service\n  BackEnd\n   Address 127.0.0.1\n   Port %s\n  End\n End\nEnd\n", *client, listen, port, bport)
 	path := filepath.Join(dir, "lbd.cfg")
 	check(os.WriteFile(path, []byte(cfg), 0o644))
 	cmd := exec.Command(*lbd, "-F", "-f", path)
@@ -47,13 +59,13 @@ func main() {
 	waitListen(addr)
 
 	// Warm up: one connection, one request, so pools and code pages exist.
-	conns := []net.Conn{request(dial(addr, 0))}
+	conns := []net.Conn{open(dial(addr, 0))}
 	time.Sleep(500 * time.Millisecond)
 	before := rssKiB(cmd.Process.Pid)
 	for i := 1; i <= *n; i++ {
-		conns = append(conns, request(dial(addr, i)))
+		conns = append(conns, open(dial(addr, i)))
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(*settle)
 	after := rssKiB(cmd.Process.Pid)
 	per := float64(after-before) * 1024 / float64(*n)
 	fmt.Printf("idle connections: %d\nlbd RSS before: %d KiB\nlbd RSS after:  %d KiB\nper connection: %.0f bytes (%.1f KiB)\n",
