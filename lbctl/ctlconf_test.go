@@ -127,15 +127,7 @@ func TestCtlConfigFile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(tc.env, "lbctl", "-q", "list", "/1/1")
-			if tc.errHas == "" {
-				if r.code != 0 || r.stdout != "/1/1\n/1/1/0\n" {
-					t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-				}
-				return
-			}
-			if r.code != 1 || !strings.Contains(r.stderr, tc.errHas) {
-				t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, tc.errHas)
-			}
+			checkList(t, r, tc.errHas)
 		})
 	}
 }
@@ -182,15 +174,7 @@ func TestServerSelection(t *testing.T) {
 			}
 			argv := append(append([]string{"lbctl", "-q"}, tc.args...), "list", "/1/1")
 			r := run(env, argv...)
-			if tc.errHas == "" {
-				if r.code != 0 || r.stdout != "/1/1\n/1/1/0\n" {
-					t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-				}
-				return
-			}
-			if r.code != 1 || !strings.Contains(r.stderr, tc.errHas) {
-				t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, tc.errHas)
-			}
+			checkList(t, r, tc.errHas)
 		})
 	}
 }
@@ -249,5 +233,20 @@ func TestCtlConfigTemplates(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, want %q; stderr %q", r.code, r.stdout, tc.want, r.stderr)
 			}
 		})
+	}
+}
+
+// checkList checks a `list /1/1` run: the paths of the fake server's
+// listener 1 service 1, or with errHas, exit 1 and that error.
+func checkList(t *testing.T, r result, errHas string) {
+	t.Helper()
+	if errHas == "" {
+		if r.code != 0 || r.stdout != "/1/1\n/1/1/0\n" {
+			t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		return
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, errHas) {
+		t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, errHas)
 	}
 }

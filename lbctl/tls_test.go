@@ -115,15 +115,7 @@ func TestTLSOptions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			argv := append(append([]string{"lbctl", "-q"}, tc.args...), "list", "/1/1")
 			r := run(map[string]string{"POUNDCTL_CONF": tc.conf}, argv...)
-			if tc.errHas == "" {
-				if r.code != 0 || r.stdout != "/1/1\n/1/1/0\n" {
-					t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-				}
-				return
-			}
-			if r.code != 1 || !strings.Contains(r.stderr, tc.errHas) {
-				t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, tc.errHas)
-			}
+			checkList(t, r, tc.errHas)
 		})
 	}
 }
