@@ -308,3 +308,30 @@ func TestSemanticsRewriteDestination(t *testing.T) {
 		t.Errorf("backend got\n%q\nwant\n%q", body, want)
 	}
 }
+
+// TestSemanticsSetHeaderBadReference: a SetHeader back-reference the
+// service's match did not capture is answered 500, as Pound does, and
+// nothing goes to the backend; a good one is expanded.
+func TestSemanticsSetHeaderBadReference(t *testing.T) {
+	be := semStartEcho(t, "127.0.0.2", "one", nil)
+	tests := []struct {
+		name, set string
+		want      int
+	}{
+		{"captured group", "X-P: $1", 200},
+		{"group not captured", "X-P: $2", 500},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			service := "\t\tURL \"^/b/(.*)$\"\n\t\tSetHeader \"" + tt.set + "\"\n" + be.block("BackEnd")
+			p := startLBD(t, semConfig("", "\tHeaderOption none\n", service))
+			resp, body := semDo(t, p.addr, "GET /b/x HTTP/1.1\nHost: h\n\n")
+			if resp.StatusCode != tt.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.want, body)
+			}
+			if tt.want == 200 && !strings.Contains(body, "X-P: x") {
+				t.Errorf("backend got %q, want X-P: x", body)
+			}
+		})
+	}
+}

@@ -30,6 +30,9 @@ func (c *conn) forward(st *Listener, svc *service.Service) bool {
 	req := &c.req
 	key := svc.SessionKey(req, c.client, c.key[:0])
 	c.out = c.appendRequestHead(st, svc, c.out[:0])
+	if c.ex.badExpand {
+		return c.fail(st, 500)
+	}
 	c.r += req.HeadLen
 	whole, err := c.appendBufferedBody()
 	if err != nil {

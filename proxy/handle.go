@@ -19,6 +19,9 @@ type exchange struct {
 	bytes   int64 // response body bytes sent to the client
 	gen     bool  // the proxy generated the response
 	closeCl bool  // close the client connection after this exchange
+	// badExpand: a SetHeader line referred to a group or accessor the
+	// request does not have; Pound answers 500.
+	badExpand bool
 	// edits caches the header rules for this request (listener's and its
 	// service's), see editsFor.
 	edits *HeaderEdits

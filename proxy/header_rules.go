@@ -166,10 +166,11 @@ func (s *poundSim) appendSet(k int, dst []byte) []byte {
 	start := len(dst)
 	dst, n := s.x.expand(dst, sl.line)
 	if n < 0 {
-		// An invalid reference: Pound answers 500 (rewrite_apply fails);
-		// the head is being written already, so lbd sends the line as
-		// configured instead.
+		// An invalid reference: Pound answers 500 (rewrite_apply
+		// fails); forward sees the mark and answers so instead of
+		// sending this head.
 		dst = append(dst[:start], sl.line...)
+		s.c.ex.badExpand = true
 	}
 	return append(dst, crlf...)
 }

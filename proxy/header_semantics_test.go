@@ -109,6 +109,30 @@ var poundHeadCases = []struct {
 	},
 }
 
+// TestBadExpansionIsMarked: a SetHeader with a back-reference the
+// request's match does not have marks the exchange, which forward
+// answers with 500 as Pound does; a good one does not.
+func TestBadExpansionIsMarked(t *testing.T) {
+	tests := []struct {
+		name, set string
+		bad       bool
+	}{
+		{"existing group", "X-P: $1", false},
+		{"missing group", "X-P: $3", true},
+		{"unknown accessor form", "X-P: %[", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := loadFixture(t, poundCfg("\tHeaderOption none\n", "\t\tURL \"^/echo/(.*)$\"\n\t\tSetHeader \""+tt.set+"\"\n"))
+			c := f.conn(t, "192.0.2.2:4000", crlfLines("GET /echo/foo HTTP/1.1\nHost: h\n\n"))
+			c.appendRequestHead(f.st, c.ex.svc, nil)
+			if c.ex.badExpand != tt.bad {
+				t.Errorf("badExpand = %v, want %v", c.ex.badExpand, tt.bad)
+			}
+		})
+	}
+}
+
 func TestPoundRequestHead(t *testing.T) {
 	tests := poundHeadCases
 	for _, tt := range tests {
