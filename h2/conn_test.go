@@ -306,3 +306,29 @@ func TestIdleVconnsAreRetired(t *testing.T) {
 	<-hc.done
 	rec.wg.Wait()
 }
+
+// TestTinyDataFramesAreCut: DATA frames of one byte on a body without a
+// length cost five bytes of chunk framing each, which the window does
+// not count; a stream made of them is reset before it holds more than
+// maxPending.
+func TestTinyDataFramesAreCut(t *testing.T) {
+	proxy := &stuck{release: make(chan struct{})}
+	s := New(Options{Handoff: proxy.handoff, Log: quietLog()})
+	hc := dialRaw(t, s)
+	post := []string{":method", "POST", ":scheme", "https", ":path", "/", ":authority", "h"}
+	hc.sendFrames(1, post, nil, false)
+	hc.writes <- func() {
+		for i := 0; i < streamRecvWindow; i++ {
+			if hc.fr.WriteData(1, false, []byte{'x'}) != nil {
+				return
+			}
+		}
+	}
+	if got := hc.outcome(1); got != "reset ENHANCE_YOUR_CALM" {
+		t.Errorf("outcome %q, want reset ENHANCE_YOUR_CALM", got)
+	}
+	close(proxy.release)
+	hc.c.Close()
+	<-hc.done
+	proxy.wg.Wait()
+}

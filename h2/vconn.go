@@ -22,6 +22,10 @@ var (
 	errNoStream = errors.New("h2: write outside a stream")
 )
 
+// maxPending bounds what one stream may have waiting for the proxy,
+// framing included: its window's worth of payload in ordinary frames.
+const maxPending = 2 * streamRecvWindow
+
 // Credit thresholds: a WINDOW_UPDATE is sent once this much of the
 // request body was taken by the proxy (or the buffer ran dry).
 const (
@@ -308,6 +312,10 @@ func (v *vconn) data(id uint32, p []byte, end bool) (http2.ErrCode, bool) {
 		return http2.ErrCodeStreamClosed, false
 	case v.declared >= 0 && v.received+int64(len(p)) > v.declared:
 		return http2.ErrCodeProtocol, false // more than Content-Length
+	case len(v.in)-v.off > maxPending:
+		// Tiny DATA frames on a chunk-encoded body cost framing bytes
+		// the window does not count: a client made of them is cut off.
+		return http2.ErrCodeEnhanceYourCalm, false
 	}
 	v.received += int64(len(p))
 	if v.off > 0 && v.off >= len(v.in)/2 {
