@@ -183,6 +183,30 @@ func (b *Backend) CloseIdle() {
 			c.Conn.Close()
 		}
 	}
+	a.compact()
+}
+
+// compact moves the slots that CloseIdle or ReapIdle emptied from the
+// used list back to the free list. Put only looks at the top of the used
+// list when the free list is empty (a full pool must stay cheap), so
+// empty slots left deeper would shrink the pool until Get walked past
+// them. Slots still holding a conn go back in their order.
+func (a *slotArray) compact() {
+	var keep []uint32
+	for {
+		i, ok := a.pop(&a.used)
+		if !ok {
+			break
+		}
+		if a.slots[i].conn.Load() == nil {
+			a.push(&a.free, i)
+		} else {
+			keep = append(keep, i)
+		}
+	}
+	for j := len(keep) - 1; j >= 0; j-- {
+		a.push(&a.used, keep[j])
+	}
 }
 
 // ReapIdle closes pooled connections idle longer than IdleTimeout and returns
@@ -201,6 +225,9 @@ func (b *Backend) ReapIdle() int {
 			c.Conn.Close()
 			n++
 		}
+	}
+	if n > 0 {
+		a.compact()
 	}
 	return n
 }
