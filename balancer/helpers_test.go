@@ -34,14 +34,21 @@ type spec struct {
 // dialer makes in-memory conns; while gated, dials block so that the test
 // can hold connects in Pending.
 type dialer struct {
-	mu    sync.Mutex
-	gate  chan struct{}
-	peers []net.Conn
+	mu      sync.Mutex
+	gate    chan struct{}
+	waiting map[chan struct{}]int // dials held at each gate
+	peers   []net.Conn
 }
 
 func (d *dialer) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	d.mu.Lock()
 	gate := d.gate
+	if gate != nil {
+		if d.waiting == nil {
+			d.waiting = map[chan struct{}]int{}
+		}
+		d.waiting[gate]++
+	}
 	d.mu.Unlock()
 	if gate != nil {
 		select {
@@ -55,6 +62,13 @@ func (d *dialer) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	d.peers = append(d.peers, s)
 	d.mu.Unlock()
 	return c, nil
+}
+
+// held returns how many dials wait at gate.
+func (d *dialer) held(gate chan struct{}) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.waiting[gate]
 }
 
 // fixture is a set of test backends plus their dialers.
@@ -156,7 +170,11 @@ func (f *fixture) pend(i, n int) (release func()) {
 			}
 		}()
 	}
-	for f.bs[i].Pending() < want {
+	// Wait until the dials hold at this gate, not merely count as
+	// pending: a dial that read the gate only after a later pend had set
+	// its own would wait for the wrong release (and time out after the
+	// connect timeout, marking the backend dead).
+	for f.bs[i].Pending() < want || d.held(gate) < n {
 		runtime.Gosched()
 	}
 	return func() {
