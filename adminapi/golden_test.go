@@ -123,13 +123,7 @@ func TestPoundAddressing(t *testing.T) {
 	h := NewPoundHandler(newFake())
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := do(h, http.MethodGet, tc.path, ""), do(h, http.MethodGet, tc.same, "")
-			if a.Code != http.StatusOK || b.Code != http.StatusOK {
-				t.Fatalf("status %d / %d", a.Code, b.Code)
-			}
-			if a.Body.String() != b.Body.String() {
-				t.Errorf("%s and %s differ:\n%s\n%s", tc.path, tc.same, a.Body, b.Body)
-			}
+			sameReply(t, h, tc.path, tc.same)
 		})
 	}
 }
@@ -175,13 +169,7 @@ func TestZproxyAddressing(t *testing.T) {
 	h := NewZproxyHandler(newFake())
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := do(h, http.MethodGet, tc.path, ""), do(h, http.MethodGet, tc.same, "")
-			if a.Code != http.StatusOK || b.Code != http.StatusOK {
-				t.Fatalf("status %d / %d", a.Code, b.Code)
-			}
-			if a.Body.String() != b.Body.String() {
-				t.Errorf("%s and %s differ", tc.path, tc.same)
-			}
+			sameReply(t, h, tc.path, tc.same)
 		})
 	}
 }
@@ -210,5 +198,17 @@ func TestMetricsGolden(t *testing.T) {
 			}
 			checkGolden(t, tc.name, rec.Body.Bytes())
 		})
+	}
+}
+
+// sameReply checks that two spellings of a path get the same answer.
+func sameReply(t *testing.T, h http.Handler, path, same string) {
+	t.Helper()
+	a, b := do(h, http.MethodGet, path, ""), do(h, http.MethodGet, same, "")
+	if a.Code != http.StatusOK || b.Code != http.StatusOK {
+		t.Fatalf("status %d / %d", a.Code, b.Code)
+	}
+	if a.Body.String() != b.Body.String() {
+		t.Errorf("%s and %s differ:\n%s\n%s", path, same, a.Body, b.Body)
 	}
 }
