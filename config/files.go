@@ -64,22 +64,6 @@ func (b *builder) resolve(name string) string {
 	return filepath.Join(b.incDir, name)
 }
 
-// errText is the reason part of a file error, without the path, so
-// diagnostics do not depend on the machine, capitalised as glibc spells
-// it ("No such file or directory"), which is what Pound and the parser
-// print.
-func errText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	msg := err.Error()
-	if msg != "" && msg[0] >= 'a' && msg[0] <= 'z' {
-		msg = string(msg[0]-'a'+'A') + msg[1:]
-	}
-	return msg
-}
-
 // readFile reads the regular, non-empty file named by a, reporting
 // Pound's messages at the argument.
 func (b *builder) readFile(a parser.Arg) (string, []byte, bool) {
@@ -89,7 +73,7 @@ func (b *builder) readFile(a parser.Arg) (string, []byte, bool) {
 	case errors.Is(err, errNotRegular) || errors.Is(err, errTooBig):
 		b.errorf(a.Span, "%s: %s", path, err.Error())
 	case err != nil:
-		b.errorf(a.Span, "can't open %s: %s", path, errText(err))
+		b.errorf(a.Span, "can't open %s: %s", path, parser.ErrText(err))
 	case len(data) == 0:
 		b.errorf(a.Span, "%s: empty file", path)
 	default:
@@ -120,7 +104,7 @@ func (b *builder) fileData(a parser.Arg) *FileData {
 func (b *builder) certFile(a parser.Arg, path string) *CertFile {
 	data, err := b.readRegular(path)
 	if err != nil {
-		b.errorf(a.Span, "can't open %s: %s", path, errText(err))
+		b.errorf(a.Span, "can't open %s: %s", path, parser.ErrText(err))
 		return nil
 	}
 	cert, err := tls.X509KeyPair(data, data)
@@ -141,7 +125,7 @@ func (b *builder) certs(a parser.Arg) []*CertFile {
 	case err == nil && st.IsDir():
 		ents, rerr := b.fs.ReadDir(path)
 		if rerr != nil {
-			b.errorf(a.Span, "%s: error opening directory: %s", path, errText(rerr))
+			b.errorf(a.Span, "%s: error opening directory: %s", path, parser.ErrText(rerr))
 			return nil
 		}
 		for _, e := range ents {
@@ -154,7 +138,7 @@ func (b *builder) certs(a parser.Arg) []*CertFile {
 	default:
 		names, _ = b.fs.Glob(path)
 		if len(names) == 0 {
-			b.errorf(a.Span, "%s: stat error: %s", path, errText(err))
+			b.errorf(a.Span, "%s: stat error: %s", path, parser.ErrText(err))
 			return nil
 		}
 	}

@@ -51,7 +51,7 @@ func (b *builder) include(l *lineAST) {
 		b.includeGlob(path, arg.Span)
 		return
 	}
-	b.errorAt(arg.Span, "can't stat "+path+": "+errText(err))
+	b.errorAt(arg.Span, "can't stat "+path+": "+ErrText(err))
 }
 
 // includeGlob includes every regular file matching path, in sorted order
@@ -61,13 +61,13 @@ func (b *builder) include(l *lineAST) {
 func (b *builder) includeGlob(path string, at Span) {
 	matches, err := b.fs.Glob(path)
 	if err != nil {
-		b.errorAt(at, "glob error: "+errText(err))
+		b.errorAt(at, "glob error: "+ErrText(err))
 		return
 	}
 	for _, m := range matches {
 		info, err := b.fs.Stat(m)
 		if err != nil {
-			b.errorAt(at, "can't stat "+m+": "+errText(err))
+			b.errorAt(at, "can't stat "+m+": "+ErrText(err))
 			continue
 		}
 		if !info.IsDir() {
@@ -104,7 +104,7 @@ func (b *builder) includeFile(path string, info fs.FileInfo, at Span) {
 	}
 	src, err := b.fs.ReadFile(path)
 	if err != nil {
-		b.errorAt(at, "can't open "+path+": "+errText(err))
+		b.errorAt(at, "can't open "+path+": "+ErrText(err))
 		return
 	}
 	b.includes = append(b.includes, inclusion{name: path, info: info, at: at})
@@ -134,7 +134,7 @@ func (b *builder) applyIncludeDir(n *Node) {
 		err = errors.New("not a directory")
 	}
 	if err != nil {
-		b.errorAt(a.Span, "can't open directory "+dir+": "+errText(err))
+		b.errorAt(a.Span, "can't open directory "+dir+": "+ErrText(err))
 		return
 	}
 	b.includeDir = dir
@@ -168,9 +168,10 @@ func (b *builder) resolve(name string) string {
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, `*?[`) }
 
-// errText is the system error message of err in glibc's spelling
-// ("No such file or directory"), which is what Pound prints.
-func errText(err error) string {
+// ErrText is the system error message of err, without the path (so
+// diagnostics do not depend on the machine), in glibc's spelling ("No
+// such file or directory"), which is what Pound prints.
+func ErrText(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err

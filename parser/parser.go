@@ -67,7 +67,7 @@ func (b *builder) readTop(path string) ([]byte, fs.FileInfo, string) {
 	info, err := b.fs.Stat(path)
 	switch {
 	case err != nil:
-		return nil, nil, "can't open " + path + ": " + errText(err)
+		return nil, nil, "can't open " + path + ": " + ErrText(err)
 	case !info.Mode().IsRegular():
 		return nil, nil, path + ": not a regular file"
 	case info.Size() > maxFileSize:
@@ -75,7 +75,7 @@ func (b *builder) readTop(path string) ([]byte, fs.FileInfo, string) {
 	}
 	src, err := b.fs.ReadFile(path)
 	if err != nil {
-		return nil, nil, "can't open " + path + ": " + errText(err)
+		return nil, nil, "can't open " + path + ": " + ErrText(err)
 	}
 	return src, info, ""
 }
