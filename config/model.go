@@ -208,3 +208,19 @@ type ReplaceHeader struct {
 	Match       *Pattern `json:"match"`
 	Replacement string   `json:"replacement"`
 }
+
+// ForwardedOn reports whether a HeaderOption set adds the X-Forwarded-*
+// headers: nil is the default ("forwarded ssl"); otherwise the last of
+// forwarded/all and no-forwarded/none wins.
+func ForwardedOn(opts []string) bool {
+	on := opts == nil
+	for _, o := range opts {
+		switch o {
+		case "forwarded", "all":
+			on = true
+		case "no-forwarded", "none":
+			on = false
+		}
+	}
+	return on
+}

@@ -266,19 +266,7 @@ func forwarded(cfg *config.Config, l *config.Listener) bool {
 	if opts == nil {
 		opts = cfg.HeaderOption
 	}
-	if opts == nil {
-		return true
-	}
-	on := false
-	for _, o := range opts {
-		switch o {
-		case "forwarded", "all":
-			on = true
-		case "no-forwarded", "none":
-			on = false
-		}
-	}
-	return on
+	return config.ForwardedOn(opts)
 }
 
 func errorBodies(local map[int]*config.ErrorPage) map[int][]byte {

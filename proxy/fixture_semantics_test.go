@@ -29,7 +29,7 @@ func loadFixture(t testing.TB, text string) *fixture {
 	l := cfg.Listeners[0]
 	st := &Listener{
 		Cfg: l, Dialect: cfg.Dialect, Limits: http1.DefaultLimits, XHTTP: l.XHTTP,
-		Client: time.Second, Scheme: "http", Port: "80", Forwarded: forwardedOn(l.HeaderOption),
+		Client: time.Second, Scheme: "http", Port: "80", Forwarded: config.ForwardedOn(l.HeaderOption),
 		MaxTries: 3,
 	}
 	if l.HTTPS {
@@ -50,19 +50,6 @@ func loadFixture(t testing.TB, text string) *fixture {
 		st.SvcEdits[svc] = NewEdits(ec)
 	}
 	return &fixture{cfg: cfg, st: st}
-}
-
-func forwardedOn(opts []string) bool {
-	on := opts == nil
-	for _, o := range opts {
-		switch o {
-		case "forwarded", "all":
-			on = true
-		case "no-forwarded", "none":
-			on = false
-		}
-	}
-	return on
 }
 
 // testConn is a client connection from addr (ip:port) holding raw in
