@@ -42,10 +42,15 @@ func zService(s *Service) jobject {
 		add("sessions", zSessions(s))
 }
 
+// zBackends lists the regular backends: zproxy shows none for a
+// redirect service.
 func zBackends(s *Service) jarray {
-	a := make(jarray, len(s.Backends))
+	a := make(jarray, 0, len(s.Backends))
 	for i := range s.Backends {
-		a[i] = zBackend(s, &s.Backends[i])
+		if s.Backends[i].Kind == KindRedirect {
+			continue
+		}
+		a = append(a, zBackend(s, &s.Backends[i]))
 	}
 	return a
 }
@@ -64,7 +69,9 @@ func zBackend(s *Service, b *Backend) jobject {
 		add("4xx-code-hits", b.Hits4xx).
 		add("5xx-code-hits", b.Hits5xx).
 		add("address", b.Address).
-		add("connect-time", jreal(b.ConnectTime.Seconds())).
+		// zproxy shows 0 until the first connect (lbd keeps -1 inside
+		// for "no sample").
+		add("connect-time", jreal(max(b.ConnectTime, 0).Seconds())).
 		add("connections", b.Active).
 		add("connections-limit", b.ConnLimit).
 		add("https", b.HTTPS).

@@ -162,7 +162,9 @@ func serviceRedirect(b *builder, s *Service, n *parser.Node, u []unit) {
 		return
 	}
 	r := &Redirect{Code: code, URL: url, HasURI: m[3] != "", Append: strings.EqualFold(n.Keyword, "RedirectAppend")}
-	if m[3] == "/" {
+	if m[3] == "/" && b.cfg.Dialect == DialectPound {
+		// Pound drops a lone "/" path and then appends the request's;
+		// zproxy sends the URL as written.
 		r.URL = strings.TrimSuffix(url, "/")
 	}
 	s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendRedirect, Priority: 1, Weight: 1, Redirect: r})

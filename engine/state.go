@@ -45,6 +45,7 @@ func (e *Engine) State() *adminapi.State {
 			v.Enabled = servers[i].srv.Enabled()
 			v.Connections = servers[i].srv.Active.Load()
 			v.Pending = v.Connections
+			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
 		}
 		for _, s := range g.services[i] {
 			v.Services = append(v.Services, serviceView(s, now))
@@ -79,7 +80,9 @@ func serviceView(s *service.Service, now time.Time) adminapi.Service {
 	index := map[*backend.Backend]int{}
 	for i, b := range s.Backends {
 		index[b] = i
-		v.Backends = append(v.Backends, backendView(b))
+		bv := backendView(b)
+		bv.CookieKey = s.CookieKey(b)
+		v.Backends = append(v.Backends, bv)
 	}
 	if s.Sessions != nil {
 		v.SessionType = s.Cfg.Session.Type.String()

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"lbd/config"
 	"lbd/http1"
 )
 
@@ -189,6 +190,7 @@ func (c *conn) shrink() {
 func (c *conn) headError(st *Listener, err error) {
 	var he *http1.Error
 	if errors.As(err, &he) {
+		c.ex.cause = CauseNone
 		c.writeError(st, he.Status)
 		c.logGenerated(st, he.Status)
 		return
@@ -197,8 +199,15 @@ func (c *conn) headError(st *Listener, err error) {
 
 // writeError sends a generated error page; the connection closes after it.
 func (c *conn) writeError(st *Listener, status int) {
-	c.dl.forWrite(c.nc, c.now, st.Client)
-	c.nc.Write(st.Errors.Page(c.req.Minor, status))
+	// An error may come long after the request was read (a backend
+	// timeout): its write deadline runs from now.
+	c.dl.forWrite(c.nc, time.Now(), st.Client)
+	c.srv.countGenerated(status)
+	page := st.Errors.Page(c.req.Minor, status, c.ex.cause)
+	if st.Dialect == config.DialectZproxy {
+		page = c.zproxyGenerated(st, page)
+	}
+	c.nc.Write(page)
 }
 
 // head returns the bytes of the current request head.

@@ -38,13 +38,51 @@ func Reason(status int) string {
 	return "Unknown"
 }
 
+// Cause says why lbd answers with an error. Pound's pages depend on the
+// status alone; zproxy names the cause in its reason phrase (503 "no
+// backend" or "no service") and takes some pages from another status's
+// Err file (http_events.cpp).
+type Cause uint8
+
+const (
+	CauseNone      Cause = iota
+	CauseNoBackend       // 503: every backend is down or disabled
+	CauseNoService       // 503: no service matched the request
+	CauseBadURL          // 503 (zproxy): CheckURL refused the URL
+	numCauses
+)
+
+// zproxyReply is zproxy's reason phrase for an error, and the status
+// whose Err file provides the body.
+func zproxyReply(status int, cause Cause) (reason string, file int) {
+	switch {
+	case cause == CauseNoBackend:
+		return "no backend", 503
+	case cause == CauseNoService:
+		return "no service", 503
+	case cause == CauseBadURL:
+		return "Bad URL", 503
+	case status == 405:
+		return "Method not allowed", 501
+	case status == 501:
+		return "Request too large", 501
+	case status == 504:
+		return "Gateway timeout", 504
+	}
+	return Reason(status), status
+}
+
 // ErrorPages holds the complete generated responses of a listener, built
 // once at load so that answering an error costs one write and no
-// formatting. Index [minor][status].
+// formatting. Index [minor][pageKey].
 type ErrorPages struct {
 	pages [2]map[int][]byte
-	lens  map[int]int // body length per status, for the access log (%b)
+	lens  map[int]int // body length per page key, for the access log (%b)
 }
+
+// pageKey indexes a page by status and cause (always CauseNone in the
+// Pound dialect).
+func pageKey(status int, cause Cause) int { return status*int(numCauses) + int(cause) }
 
 // NewErrorPages renders every page for the dialect. custom maps a status
 // to a replacement body (Err*/ErrorFile), already read from disk.
@@ -60,27 +98,53 @@ func NewErrorPages(d config.Dialect, custom map[int][]byte) *ErrorPages {
 	for minor := 0; minor < 2; minor++ {
 		e.pages[minor] = make(map[int][]byte, len(statuses))
 		for status := range statuses {
+			if d == config.DialectZproxy {
+				for cause := CauseNone; cause < numCauses; cause++ {
+					e.addZproxy(minor, status, cause, custom)
+				}
+				continue
+			}
 			body, ok := custom[status]
 			if !ok {
 				body = defaultBody(d, status)
 			}
-			e.pages[minor][status] = renderError(d, minor, status, body)
-			e.lens[status] = len(body)
-			if d != config.DialectZproxy {
-				_, b := splitErrorFile(body)
-				e.lens[status] = len(b)
-			}
+			key := pageKey(status, CauseNone)
+			e.pages[minor][key] = renderError(d, minor, status, body)
+			_, b := splitErrorFile(body)
+			e.lens[key] = len(b)
 		}
 	}
 	return e
 }
 
-// bodyLen is the length of the page body for status (what Page sends).
-func (e *ErrorPages) bodyLen(status int) int {
-	if n, ok := e.lens[status]; ok {
+// addZproxy renders zproxy's page for status and cause: its own reason
+// phrase, and an Err file's text followed by a newline.
+func (e *ErrorPages) addZproxy(minor, status int, cause Cause, custom map[int][]byte) {
+	if cause != CauseNone && status != 503 {
+		return
+	}
+	reason, file := zproxyReply(status, cause)
+	body, ok := custom[file]
+	if ok {
+		body = append(append([]byte{}, body...), '\n')
+	} else {
+		body = zproxyDefaultBody(status, reason)
+	}
+	key := pageKey(status, cause)
+	e.pages[minor][key] = renderZproxyError(status, reason, body)
+	e.lens[key] = len(body)
+}
+
+// bodyLen is the length of the page body for status and cause (what
+// Page sends).
+func (e *ErrorPages) bodyLen(status int, cause Cause) int {
+	if n, ok := e.lens[pageKey(status, cause)]; ok {
 		return n
 	}
-	return e.lens[500]
+	if n, ok := e.lens[pageKey(status, CauseNone)]; ok {
+		return n
+	}
+	return e.lens[pageKey(500, CauseNone)]
 }
 
 // errorBackend answers for a Pound 4 `Error STATUS ["file"]` backend:
@@ -99,15 +163,18 @@ func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
 	return false
 }
 
-// Page returns the full response (head and body) for status.
-func (e *ErrorPages) Page(minor, status int) []byte {
+// Page returns the full response (head and body) for status and cause.
+func (e *ErrorPages) Page(minor, status int, cause Cause) []byte {
 	if minor != 0 {
 		minor = 1
 	}
-	if p, ok := e.pages[minor][status]; ok {
+	if p, ok := e.pages[minor][pageKey(status, cause)]; ok {
 		return p
 	}
-	return e.pages[minor][500]
+	if p, ok := e.pages[minor][pageKey(status, CauseNone)]; ok {
+		return p
+	}
+	return e.pages[minor][pageKey(500, CauseNone)]
 }
 
 func defaultBody(d config.Dialect, status int) []byte {
@@ -115,33 +182,44 @@ func defaultBody(d config.Dialect, status int) []byte {
 	if !ok {
 		t = [2]string{"Unknown", ""}
 	}
-	code := strconv.Itoa(status)
 	if d == config.DialectZproxy {
-		return []byte("<html>\n<head><title>" + code + " " + t[0] + "</title></head>\n" +
-			"<body bgcolor=\"white\">\n<center><h1>" + code + " " + t[0] + "</h1></center>\n" +
-			"<hr><center>zproxy</center>\n</body>\n</html>\n")
+		return zproxyDefaultBody(status, t[0])
 	}
+	code := strconv.Itoa(status)
 	// Pound 4's default_error_page (the C string has no newlines).
 	return []byte("<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\"><html><head><title>" +
 		code + " " + t[0] + "</title></head><body><h1>" + t[0] + "</h1><p>" + t[1] + "</p></body></html>")
 }
 
+// zproxyDefaultBody is zproxy's built-in page (http_protocol.h
+// getHttpResponse), with the newline it sends after every body.
+func zproxyDefaultBody(status int, reason string) []byte {
+	code := strconv.Itoa(status)
+	return []byte("<html>\n<head><title>" + code + " " + reason + "</title></head>\n" +
+		"<body bgcolor=\"white\">\n<center><h1>" + code + " " + reason + "</h1></center>\n" +
+		"<hr><center>zproxy</center>\n</body>\n</html>\n")
+}
+
+// renderZproxyError is zproxy's HTTP/1.0 error reply.
+func renderZproxyError(status int, reason string, body []byte) []byte {
+	b := []byte("HTTP/1.0 " + strconv.Itoa(status) + " " + reason + "\r\n" +
+		"Content-Type: text/html\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n" +
+		"Expires: now\r\nPragma: no-cache\r\nServer: zproxy\r\n" +
+		"Cache-control: no-cache,no-store\r\n\r\n")
+	return append(b, body...)
+}
+
 // renderError builds the head as Pound 4's bio_err_reply does: status
 // line, Content-Length and Connection: close for HTTP/1.1 clients, the
 // headers an error file starts with, then Content-Type and the no-cache
-// headers unless the file set them. zproxy answers HTTP/1.0 with its own
-// header order.
+// headers unless the file set them.
 func renderError(d config.Dialect, minor, status int, page []byte) []byte {
+	if d == config.DialectZproxy {
+		return renderZproxyError(status, Reason(status), page)
+	}
 	code := strconv.Itoa(status)
 	reason := Reason(status)
 	var b []byte
-	if d == config.DialectZproxy {
-		b = append(b, "HTTP/1.0 "+code+" "+reason+"\r\n"+
-			"Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(page))+"\r\n"+
-			"Expires: now\r\nPragma: no-cache\r\nServer: zproxy\r\n"+
-			"Cache-control: no-cache,no-store\r\n\r\n"...)
-		return append(b, page...)
-	}
 	hdrs, body := splitErrorFile(page)
 	b = append(b, "HTTP/1."+strconv.Itoa(minor)+" "+code+" "+reason+"\r\n"...)
 	if minor == 1 {

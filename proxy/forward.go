@@ -133,10 +133,14 @@ func (c *conn) failStatus(st *Listener, err error) bool {
 		return false
 	case errors.Is(err, errBadRequest):
 		return c.fail(st, 400)
-	case errors.Is(err, errTimeout) && st.Dialect == config.DialectZproxy:
+	case st.Dialect != config.DialectZproxy:
+		return c.fail(st, 503)
+	case errors.Is(err, errTimeout):
 		return c.fail(st, 504)
+	case errors.Is(err, errBadResponse):
+		return c.fail(st, 500) // zproxy: a response it cannot parse
 	}
-	return c.fail(st, 503)
+	return c.failCause(st, 503, CauseNoBackend)
 }
 
 // isTimeout tells a deadline expiry from other I/O errors.

@@ -16,6 +16,7 @@ type exchange struct {
 	svc     *service.Service
 	be      *backend.Backend
 	status  int
+	cause   Cause // why lbd answered status itself (zproxy's reason phrase)
 	bytes   int64 // response body bytes sent to the client
 	gen     bool  // the proxy generated the response
 	closeCl bool  // close the client connection after this exchange
@@ -38,12 +39,12 @@ func (c *conn) handle(st *Listener) bool {
 	if !c.srv.Enabled() {
 		return c.fail(st, 503)
 	}
-	if status := checkRequest(st, req); status != 0 {
-		return c.fail(st, status)
+	if status, cause := checkRequest(st, req); status != 0 {
+		return c.failCause(st, status, cause)
 	}
 	svc := st.Router.Route(req, c.head())
 	if svc == nil {
-		return c.fail(st, 503)
+		return c.failCause(st, 503, CauseNoService)
 	}
 	c.ex.svc = svc
 	if svc.Special != nil {
@@ -56,36 +57,46 @@ func (c *conn) handle(st *Listener) bool {
 
 // checkRequest applies the listener's request rules (xHTTP, CheckURL,
 // MaxRequest) and returns the status to refuse with, or 0.
-func checkRequest(st *Listener, req *http1.Request) int {
+func checkRequest(st *Listener, req *http1.Request) (int, Cause) {
 	// The parser already refused unknown methods (400); Pound 4 and
 	// zproxy both answer 405 to a method xHTTP does not allow.
 	if !http1.MethodAllowed(st.XHTTP, req.MethodID) {
-		return 405
+		return 405, CauseNone
 	}
 	cfg := st.Cfg
 	if cfg == nil {
-		return 0
+		return 0, CauseNone
 	}
+	zproxy := st.Dialect == config.DialectZproxy
 	if cfg.CheckURL != nil && !cfg.CheckURL.Match(req.Target) {
-		return 501
+		if zproxy {
+			return 503, CauseBadURL // validateRequestLine's BAD_URL
+		}
+		return 501, CauseNone
 	}
 	if cfg.MaxRequest > 0 {
 		// zproxy limits the request head and answers 501 ("Request too
 		// large"); Pound 4 checks Content-Length and answers 413.
-		if st.Dialect == config.DialectZproxy {
+		if zproxy {
 			if int64(req.HeadLen) > cfg.MaxRequest {
-				return 501
+				return 501, CauseNone
 			}
 		} else if req.ContentLength > cfg.MaxRequest {
-			return 413
+			return 413, CauseNone
 		}
 	}
-	return 0
+	return 0, CauseNone
 }
 
 // fail answers a generated error and closes the connection: after an error
 // the request body was not read, so framing is in doubt.
 func (c *conn) fail(st *Listener, status int) bool {
+	return c.failCause(st, status, CauseNone)
+}
+
+// failCause is fail for an error whose zproxy page names its cause.
+func (c *conn) failCause(st *Listener, status int, cause Cause) bool {
+	c.ex.cause = cause
 	c.writeError(st, status)
 	c.ex.status, c.ex.gen = status, true
 	c.logRequest(st)

@@ -162,22 +162,22 @@ func TestZproxyRequestHead(t *testing.T) {
 		want           string
 	}{
 		{
-			name: "Host first, X-Forwarded-For rebuilt last",
-			req:  "GET /a HTTP/1.1\nUser-Agent: u\nHost: h\nX-Forwarded-For: 1.1.1.1\n\n",
-			want: "GET /a HTTP/1.1\nHost: h\nUser-Agent: u\nX-Forwarded-For: 1.1.1.1, 192.0.2.2\n\n",
+			name: "Host stays in place, X-Forwarded-For rebuilt behind the received headers",
+			req:  "GET /a HTTP/1.1\nUser-Agent: u\nHost: h\nX-Forwarded-For: 1.1.1.1\nAccept: */*\n\n",
+			want: "GET /a HTTP/1.1\nUser-Agent: u\nHost: h\nAccept: */*\nX-Forwarded-For: 1.1.1.1, 192.0.2.2\n\n",
 		},
 		{
 			name:   "listener add and remove",
 			lrules: "\tAddRequestHeader \"X-L: 1\"\n\tRemoveRequestHeader \"^Cookie\"\n",
 			req:    "GET /a HTTP/1.1\nHost: h\nCookie: c\n\n",
-			want:   "GET /a HTTP/1.1\nHost: h\nX-L: 1\nX-Forwarded-For: 192.0.2.2\n\n",
+			want:   "GET /a HTTP/1.1\nHost: h\nX-Forwarded-For: 192.0.2.2\nX-L: 1\n\n",
 		},
 		{
 			name:   "service list of a kind replaces the listener's, other kinds stay",
 			lrules: "\tAddRequestHeader \"X-L: 1\"\n\tRemoveRequestHeader \"^Cookie\"\n",
 			srules: "\t\tAddRequestHeader \"X-S: 2\"\n",
 			req:    "GET /a HTTP/1.1\nHost: h\nCookie: c\n\n",
-			want:   "GET /a HTTP/1.1\nHost: h\nX-S: 2\nX-Forwarded-For: 192.0.2.2\n\n",
+			want:   "GET /a HTTP/1.1\nHost: h\nX-Forwarded-For: 192.0.2.2\nX-S: 2\n\n",
 		},
 		{
 			name:   "ReplaceHeader rewrites the value and moves the line",
@@ -229,8 +229,8 @@ func TestBindBackendRewritesDestinationAndHost(t *testing.T) {
 		{
 			name: "zproxy RewriteHost names the backend",
 			cfg:  zproxyCfg("\tRewriteHost 1\n", ""),
-			req:  "GET /a HTTP/1.1\nHost: h\n\n",
-			want: "GET /a HTTP/1.1\nHost: 127.0.0.2:8081\nX-Forwarded-For: 192.0.2.2\n\n",
+			req:  "GET /a HTTP/1.1\nHost: h\nDestination: http://h:8080/b\n\n",
+			want: "GET /a HTTP/1.1\nDestination: http://h:8080/b\nX-Forwarded-For: 192.0.2.2\nHost: 127.0.0.2:8081\n\n",
 		},
 		{
 			name: "no rewrite configured leaves the head alone",

@@ -1,18 +1,22 @@
 package proxy
 
 import (
+	"bytes"
+
 	"lbd/config"
 	"lbd/http1"
 )
 
 // zproxy builds the backend request differently from Pound
-// (http_manager.cpp validateRequest, http_handler.c): RewriteUrl edits
-// the request line; Host goes first; a header matching a
-// RemoveRequestHeader pattern (the whole line) is dropped; the first
-// ReplaceHeader rule whose name pattern matches a line replaces its
-// value, and the new line moves to the end; AddRequestHeader lines
-// follow; X-Forwarded-For is rebuilt last from the received values and
-// the client address.
+// (http_manager.cpp validateRequest, http_request.cpp): RewriteUrl edits
+// the request line; received headers stay in place, but a header
+// matching a RemoveRequestHeader pattern (the whole line) is dropped and
+// the first ReplaceHeader rule whose name pattern matches a line
+// replaces its value, the new line moving behind the received ones;
+// X-Forwarded-For follows, rebuilt from the received values and the
+// client address; then AddRequestHeader lines; last the Host and
+// Destination lines RewriteHost and RewriteDestination rewrite once the
+// backend is known (bindBackend).
 
 func (c *conn) appendZproxyRequest(st *Listener, e *HeaderEdits, dst []byte) []byte {
 	req := &c.req
@@ -22,18 +26,23 @@ func (c *conn) appendZproxyRequest(st *Listener, e *HeaderEdits, dst []byte) []b
 	dst = append(dst, " HTTP/1."...)
 	dst = append(dst, byte('0'+req.Minor))
 	dst = append(dst, crlf...)
-	if host := c.zproxyHost(); host != nil || e.rewriteHost {
-		// With RewriteHost, bindBackend puts the backend address here.
-		dst = appendLine(dst, hdrHost, host)
-	}
 	for i := range req.Headers {
 		h := &req.Headers[i]
-		if c.zproxyDrops(e, h, dst[len(dst):]) || zproxyReplacement(e.reqReplace, h, dst[len(dst):]) >= 0 {
+		if c.zproxyDrops(e, h, dst[len(dst):]) || zproxyReplacement(e.reqReplace, h, dst[len(dst):]) >= 0 ||
+			c.zproxyMovesLast(e, h) {
 			continue
 		}
 		dst = appendRaw(dst, h)
 	}
-	dst = c.appendFraming(dst)
+	if req.AbsoluteForm && !e.rewriteHost {
+		dst = appendLine(dst, hdrHost, req.Host)
+	}
+	if req.Chunked {
+		dst = append(dst, chunkedLine...)
+	}
+	if req.Upgrade {
+		dst = append(dst, upgradeLine...)
+	}
 	for i := range req.Headers {
 		h := &req.Headers[i]
 		if c.zproxyDrops(e, h, dst[len(dst):]) {
@@ -43,31 +52,41 @@ func (c *conn) appendZproxyRequest(st *Listener, e *HeaderEdits, dst []byte) []b
 			dst = appendReplaced(dst, h, &e.reqReplace[r])
 		}
 	}
+	if st.Forwarded {
+		dst = c.appendZproxyXFF(dst)
+	}
 	for _, l := range e.reqAdd {
 		dst = append(dst, l...)
 	}
-	if st.Forwarded {
-		dst = c.appendZproxyXFF(dst)
+	if e.rewriteHost {
+		// bindBackend puts the backend address here.
+		dst = appendLine(dst, hdrHost, "")
+	}
+	if e.rewriteDest {
+		if v, ok := c.reqHeader(hdrDest); ok {
+			dst = appendLine(dst, hdrDest, v)
+		}
 	}
 	dst = c.appendSSLHeaders(dst)
 	return append(dst, crlf...)
 }
 
-// zproxyHost is the Host line's value: the header, or the authority of
-// an absolute-form target.
-func (c *conn) zproxyHost() []byte {
-	if c.req.AbsoluteForm {
-		return c.req.Host
+// zproxyMovesLast reports whether h is one of the headers zproxy
+// re-creates at the end of the head: the Host of an absolute-form
+// target or one RewriteHost replaces, a Destination to rewrite.
+func (c *conn) zproxyMovesLast(e *HeaderEdits, h *http1.Header) bool {
+	switch {
+	case http1.EqualFold(h.Name, hdrHost):
+		return c.req.AbsoluteForm || e.rewriteHost
+	case http1.EqualFold(h.Name, hdrDest):
+		return e.rewriteDest
 	}
-	if v, ok := c.reqHeader(hdrHost); ok {
-		return v
-	}
-	return nil
+	return false
 }
 
 // zproxyDrops reports whether received header h is not sent in place.
 func (c *conn) zproxyDrops(e *HeaderEdits, h *http1.Header, scratch []byte) bool {
-	if c.req.IsHopByHop(h.Name) || http1.EqualFold(h.Name, hdrExpect) || http1.EqualFold(h.Name, hdrHost) ||
+	if c.req.IsHopByHop(h.Name) || http1.EqualFold(h.Name, hdrExpect) ||
 		http1.EqualFold(h.Name, hdrXFF) || c.forgedSSL(h.Name) {
 		return true
 	}
@@ -159,4 +178,48 @@ func (c *conn) appendRewrittenTarget(e *HeaderEdits, dst []byte) ([]byte, int) {
 		}
 	}
 	return dst, tail
+}
+
+// zproxyGenerated passes a reply lbd wrote itself (an error page, a
+// redirect) through the response rules, as zproxy's replyError and
+// replyRedirect do with validateResponse: RemoveResponseHeader drops
+// lines, ReplaceHeader moves the replaced line behind the others,
+// AddResponseHeader lines and Strict-Transport-Security come last. The
+// result is built in c.out, which holds nothing else at this point.
+func (c *conn) zproxyGenerated(st *Listener, reply []byte) []byte {
+	e := c.editsFor(st, c.ex.svc)
+	if len(e.respRemove) == 0 && len(e.respReplace) == 0 && len(e.respAdd) == 0 && e.sts == "" {
+		return reply
+	}
+	end := bytes.Index(reply, []byte("\r\n\r\n"))
+	if end < 0 {
+		return reply
+	}
+	head, body := reply[:end+2], reply[end+4:]
+	statusEnd := bytes.Index(head, []byte(crlf)) + 2
+	dst := append(c.out[:0], head[:statusEnd]...)
+	var replaced []byte
+	for rest := head[statusEnd:]; len(rest) > 0; {
+		n := bytes.Index(rest, []byte(crlf))
+		line := rest[:n]
+		rest = rest[n+2:]
+		name, value, _ := bytes.Cut(line, []byte{':'})
+		h := http1.Header{Name: name, Value: bytes.TrimLeft(value, " \t")}
+		switch r := zproxyReplacement(e.respReplace, &h, dst[len(dst):]); {
+		case removedBy(e.respRemove, &h, dst[len(dst):]):
+		case r >= 0:
+			replaced = appendReplaced(replaced, &h, &e.respReplace[r])
+		case e.sts != "" && http1.EqualFold(h.Name, hdrSTS):
+		default:
+			dst = append(append(dst, line...), crlf...)
+		}
+	}
+	dst = append(dst, replaced...)
+	for _, l := range e.respAdd {
+		dst = append(dst, l...)
+	}
+	dst = append(dst, e.sts...)
+	dst = append(dst, crlf...)
+	c.out = append(dst, body...)
+	return c.out
 }

@@ -232,7 +232,7 @@ func (c *conn) logBytes(st *Listener) int64 {
 			return int64(len(body))
 		}
 		if st.Errors != nil {
-			return int64(st.Errors.bodyLen(status))
+			return int64(st.Errors.bodyLen(status, c.ex.cause))
 		}
 	case status >= 300:
 		return 0

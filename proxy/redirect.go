@@ -27,6 +27,10 @@ func (c *conn) redirect(st *Listener, r *config.Redirect) bool {
 		}
 	}
 	reply := c.redirectReply(st.Dialect, code, loc)
+	if st.Dialect == config.DialectZproxy {
+		reply = c.zproxyGenerated(st, reply)
+	}
+	c.srv.countGenerated(code)
 	c.dl.forWrite(c.nc, c.now, st.Client)
 	c.nc.Write(reply)
 	c.ex.status, c.ex.gen = code, true
@@ -51,8 +55,8 @@ func (c *conn) poundLocation(st *Listener, r *config.Redirect) ([]byte, bool) {
 
 // zproxyLocation builds zproxy's redirect target: ${VHOST} is the Host
 // header; a URL with $N is a dynamic redirect (the part of the path the
-// service's URL pattern matched is replaced); RedirectAppend, or a URL
-// without a path, appends the request path.
+// service's URL pattern matched is replaced); RedirectAppend appends the
+// request path; any other URL is sent as written.
 func (c *conn) zproxyLocation(r *config.Redirect) []byte {
 	url := r.URL
 	if host, ok := c.reqHeader(hdrHost); ok {
@@ -66,7 +70,7 @@ func (c *conn) zproxyLocation(r *config.Redirect) []byte {
 		} else {
 			out = []byte(url)
 		}
-	case r.Append || !r.HasURI:
+	case r.Append:
 		out = append([]byte(url), c.req.Target...)
 	default:
 		out = []byte(url)
@@ -139,6 +143,9 @@ func (c *conn) redirectReply(d config.Dialect, code int, loc []byte) []byte {
 	}
 	body.Write(loc)
 	body.WriteString("</a></p></body></html>")
+	if d == config.DialectZproxy {
+		body.WriteByte('\n') // zproxy ends every body it writes with one
+	}
 	n := strconv.Itoa(body.Len())
 	var b []byte
 	if d == config.DialectZproxy {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"lbd/backend"
+	"lbd/config"
 	"lbd/http1"
 	"lbd/service"
 )
@@ -27,6 +28,10 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	}
 	kind := resp.BodyKind(isHEAD)
 	keep := c.req.KeepAlive && kind != http1.BodyUntilClose
+	if st.Dialect == config.DialectZproxy && !resp.KeepAlive {
+		// zproxy ends the client connection with the backend's.
+		keep = false
+	}
 	c.ex.status = resp.Status
 	c.ex.bytes = 0
 
@@ -108,6 +113,9 @@ func (c *conn) readResponseHead(bc *backend.Conn, buf []byte, isHEAD bool) (int,
 			runtime.Gosched()
 		}
 		k, err := bc.Read(buf[n:])
+		// The client's write deadline is reckoned from c.now: after a
+		// slow backend, the time the request was read is long past.
+		c.now = time.Now()
 		n += k
 		if k == 0 && err != nil {
 			if isTimeout(err) {

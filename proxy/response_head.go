@@ -35,8 +35,15 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	dst = append(dst, resp.Reason...)
 	dst = append(dst, crlf...)
 	e := c.editsFor(st, c.ex.svc)
+	var placed inPlace
 	for i := range resp.Headers {
 		h := &resp.Headers[i]
+		if e.zproxy {
+			var ok bool
+			if dst, ok = c.appendZproxyFraming(e, h, mode, &placed, dst); ok {
+				continue
+			}
+		}
 		if resp.IsHopByHop(h.Name) || (resp.Chunked && http1.EqualFold(h.Name, hdrContentLen)) {
 			continue
 		}
@@ -46,16 +53,20 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 			dst = c.appendPoundResponseHeader(st, e, h, dst)
 		}
 	}
-	if resp.Chunked {
+	if resp.Chunked && !placed.te {
 		dst = append(dst, chunkedLine...)
 	}
 	switch {
+	case placed.conn:
 	case mode == connUpgrade:
-		dst = append(dst, "Connection: Upgrade\r\nUpgrade: websocket\r\n"...)
+		dst = append(dst, upgradeLine...)
 	case mode == connClose:
 		dst = append(dst, closeLine...)
 	case c.req.Minor == 0:
 		dst = append(dst, keepLine...)
+	}
+	if mode == connUpgrade && !placed.upgrade {
+		dst = append(dst, "Upgrade: websocket\r\n"...)
 	}
 	if e.zproxy {
 		dst = c.appendZproxyResponseTail(st, e, dst)
@@ -66,6 +77,45 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	}
 	dst = append(dst, c.ex.respExtra...)
 	return append(dst, crlf...)
+}
+
+// inPlace records which framing lines the zproxy dialect wrote where the
+// backend had them, so they are not added again at the end.
+type inPlace struct{ te, conn, upgrade bool }
+
+// appendZproxyFraming handles the framing headers zproxy relays in
+// place: Transfer-Encoding as received when the body is relayed chunked,
+// Connection replaced by lbd's own keep-alive or close decision, and a
+// 101's Upgrade. It reports whether h was such a header (written, or
+// dropped as a duplicate or by RemoveResponseHeader).
+func (c *conn) appendZproxyFraming(e *HeaderEdits, h *http1.Header, mode int, p *inPlace, dst []byte) ([]byte, bool) {
+	var line string
+	switch {
+	case http1.EqualFold(h.Name, "Transfer-Encoding"):
+		if !c.resp.Chunked || p.te {
+			return dst, c.resp.Chunked
+		}
+		p.te = true
+		return appendRaw(dst, h), true
+	case http1.EqualFold(h.Name, "Upgrade"):
+		if mode != connUpgrade || p.upgrade {
+			return dst, false
+		}
+		p.upgrade = true
+		return appendRaw(dst, h), true
+	case !http1.EqualFold(h.Name, "Connection"):
+		return dst, false
+	case p.conn || removedBy(e.respRemove, h, dst[len(dst):]):
+		return dst, true
+	case mode == connUpgrade:
+		line = upgradeLine
+	case mode == connClose:
+		line = closeLine
+	default:
+		line = keepLine
+	}
+	p.conn = true
+	return append(dst, line...), true
 }
 
 // removedBy reports whether a pattern matches the header's line.

@@ -64,6 +64,21 @@ type Server struct {
 	closing atomic.Bool
 
 	Active atomic.Int64 // open client connections
+	// generated counts the 3xx, 4xx and 5xx replies lbd wrote itself
+	// (zproxy's listener code hits).
+	generated [3]atomic.Int64
+}
+
+// countGenerated counts a reply lbd wrote itself.
+func (s *Server) countGenerated(status int) {
+	if i := status/100 - 3; i >= 0 && i < len(s.generated) {
+		s.generated[i].Add(1)
+	}
+}
+
+// Generated returns how many 3xx, 4xx and 5xx replies lbd wrote itself.
+func (s *Server) Generated() (hits3xx, hits4xx, hits5xx int64) {
+	return s.generated[0].Load(), s.generated[1].Load(), s.generated[2].Load()
 }
 
 // NewServer returns a server for the listener state l.

@@ -74,11 +74,12 @@ func TestPoundRedirectBadReferenceIs500(t *testing.T) {
 
 func TestZproxyRedirect(t *testing.T) {
 	tests := []struct {
-		name   string
-		srules string
-		req    string
-		code   string
-		loc    string
+		name           string
+		lrules, srules string
+		req            string
+		code           string
+		loc            string
+		extra          string // header lines the response rules add
 	}{
 		{name: "RedirectAppend appends the path", srules: "\t\tRedirectAppend 301 \"http://example.org/base\"\n",
 			req: "GET /p?q=1 HTTP/1.1\nHost: h\n\n", code: "301 Moved Permanently", loc: "http://example.org/base/p?q=1"},
@@ -88,16 +89,27 @@ func TestZproxyRedirect(t *testing.T) {
 			req: "GET /old/a HTTP/1.1\nHost: h\n\n", code: "307 Temporary Redirect", loc: "http://n.org/a"},
 		{name: "codes other than 301 and 307 answer 302", srules: "\t\tRedirect 303 \"http://n.org/x\"\n",
 			req: "GET / HTTP/1.1\nHost: h\n\n", code: "302 Found", loc: "http://n.org/x"},
+		{name: "the URL is sent as written, its lone slash kept", srules: "\t\tRedirect \"http://n.org/\"\n",
+			req: "GET /deep/path HTTP/1.1\nHost: h\n\n", code: "302 Found", loc: "http://n.org/"},
+		{name: "a URL without a path is not extended", srules: "\t\tRedirect \"http://n.org\"\n",
+			req: "GET /deep/path HTTP/1.1\nHost: h\n\n", code: "302 Found", loc: "http://n.org"},
+		{name: "response rules apply to the redirect", lrules: "\tAddResponseHeader \"X-Test: t\"\n\tRemoveResponseHeader \"^Content-Type\"\n",
+			srules: "\t\tRedirect \"http://n.org/x\"\n",
+			req:    "GET / HTTP/1.1\nHost: h\n\n", code: "302 Found", loc: "http://n.org/x", extra: "X-Test: t\r\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := loadFixture(t, zproxyCfg("", tt.srules))
+			f := loadFixture(t, zproxyCfg(tt.lrules, tt.srules))
 			c := f.conn(t, "192.0.2.2:4000", crlfLines(tt.req))
 			c.special(f.st, c.ex.svc)
 			body := "<html><head><title>Redirect</title></head><body><h1>Redirect</h1><p>You should go to <a href=" +
-				tt.loc + ">" + tt.loc + "</a></p></body></html>"
-			want := "HTTP/1.0 " + tt.code + "\r\nContent-Type: text/html\r\nContent-Length: " +
-				strconv.Itoa(len(body)) + "\r\nLocation: " + tt.loc + "\r\n\r\n" + body
+				tt.loc + ">" + tt.loc + "</a></p></body></html>\n"
+			ctype := "Content-Type: text/html\r\n"
+			if tt.extra != "" {
+				ctype = ""
+			}
+			want := "HTTP/1.0 " + tt.code + "\r\n" + ctype + "Content-Length: " +
+				strconv.Itoa(len(body)) + "\r\nLocation: " + tt.loc + "\r\n" + tt.extra + "\r\n" + body
 			if got := string(c.nc.(*addrConn).out); got != want {
 				t.Errorf("reply:\n%q\nwant\n%q", got, want)
 			}

@@ -28,6 +28,12 @@ func (s *Service) cookieLines() map[*backend.Backend][]byte {
 	return m
 }
 
+// CookieKey is the COOKIEINSERT key of backend b ("" for other session
+// types), shown by zproxy's control API as "cookie-key".
+func (s *Service) CookieKey(b *backend.Backend) string {
+	return string(s.cookieKeys[b])
+}
+
 // Learn applies what a response teaches about sessions, given the backend
 // that sent it: COOKIE and HEADER keys the backend set (Pound and zproxy
 // learn those), and for COOKIEINSERT the key of the cookie lbd adds. It
