@@ -15,6 +15,10 @@ type LoadOptions struct {
 	NoIncludeDir   bool   // -W no-include-dir: relative names from the working dir
 	NoDNS          bool   // -W no-dns: do not resolve hostnames
 	WarnDeprecated bool   // -W warn-deprecated: Pound 4 "deprecated statement, use X instead" warnings (default off: classic and zproxy syntax are first-class in lbd)
+	// Dialect forces the dialect ("" = decided by the file); Why says
+	// what on the command line forced it.
+	Dialect    Dialect
+	DialectWhy string
 
 	fsys fileSystem // nil = the operating system; tests substitute one
 }
@@ -85,7 +89,10 @@ func build(path string, tree *parser.File, pdiags []*parser.Diagnostic, inc stri
 	}
 	b.cfg = newConfig(path)
 	if tree != nil {
-		b.cfg.Dialect = detectDialect(tree.Nodes)
+		b.cfg.Dialect, b.cfg.DialectReason = detectDialect(tree.Nodes)
+		if opts.Dialect != "" {
+			b.cfg.Dialect, b.cfg.DialectReason = opts.Dialect, opts.DialectWhy
+		}
 		if b.cfg.Dialect == DialectZproxy {
 			b.diags = dropEscapeWarnings(b.diags)
 		}

@@ -116,7 +116,7 @@ func TestDialect(t *testing.T) {
 	}{
 		{name: "plain pound", src: minimalSrc, want: DialectPound},
 		{name: "listener name", src: "ListenHTTP\n Name x\n" + minimalSrc[11:], want: DialectZproxy},
-		{name: "routing policy", src: "ListenHTTP\n Service\n  RoutingPolicy ROUND_ROBIN\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", want: DialectZproxy},
+		{name: "routing policy alone keeps Pound's dialect", src: "ListenHTTP\n Service\n  RoutingPolicy ROUND_ROBIN\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", want: DialectPound},
 		{name: "weight", src: "ListenHTTP\n Service\n  Backend\n   Address 127.0.0.1\n   Weight 2\n  End\n End\nEnd\n", want: DialectZproxy},
 		{name: "cookieinsert", src: "ListenHTTP\n Service\n  Session\n   Type COOKIEINSERT\n   TTL 5\n  End\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", want: DialectZproxy},
 		{name: "pound path condition", src: "ListenHTTP\n Service\n  Path \"/x\"\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", want: DialectPound},
@@ -126,6 +126,70 @@ func TestDialect(t *testing.T) {
 			cfg, _ := load(t, tc.src)
 			if cfg.Dialect != tc.want {
 				t.Errorf("got %s, want %s", cfg.Dialect, tc.want)
+			}
+		})
+	}
+}
+
+func TestDialectForcedByCommandLine(t *testing.T) {
+	cfg, _, err := LoadBytes("t.cfg", []byte(minimalSrc), LoadOptions{NoDNS: true, Dialect: DialectZproxy, DialectWhy: "started with -C"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Dialect != DialectZproxy || cfg.DialectReason != "started with -C" {
+		t.Errorf("dialect %s (%s)", cfg.Dialect, cfg.DialectReason)
+	}
+	if got := cfg.Listeners[0].Services[0].RoutingPolicy; got != "ROUND_ROBIN" {
+		t.Errorf("routing policy %q, want zproxy's default ROUND_ROBIN", got)
+	}
+}
+
+// TestServiceAlgorithm: a service's own Balancer or RoutingPolicy wins
+// over the file's dialect, and only that service changes.
+func TestServiceAlgorithm(t *testing.T) {
+	svc := func(extra, be string) string {
+		return " Service\n" + extra + "  Backend\n   Address 127.0.0.1\n" + be + "  End\n  Backend\n   Address 127.0.0.2\n  End\n End\n"
+	}
+	tests := []struct {
+		name             string
+		src              string
+		balancer, policy []string // per service
+		priorities       [][]int  // per service, per backend
+	}{
+		{
+			name:       "Pound file: one RoutingPolicy service, the other keeps the global Balancer",
+			src:        "Balancer iwrr\nListenHTTP\n" + svc("  RoutingPolicy LEAST_CONNECTIONS\n", "") + svc("", "") + "End\n",
+			balancer:   []string{"", "iwrr"},
+			policy:     []string{"LEAST_CONNECTIONS", ""},
+			priorities: [][]int{{1, 1}, {5, 5}},
+		},
+		{
+			name:       "Pound file: an explicit tier is kept",
+			src:        "ListenHTTP\n" + svc("  RoutingPolicy ROUND_ROBIN\n", "   Priority 2\n") + "End\n",
+			balancer:   []string{""},
+			policy:     []string{"ROUND_ROBIN"},
+			priorities: [][]int{{2, 1}},
+		},
+		{
+			name:       "zproxy file: a Balancer service is Pound's",
+			src:        "ListenHTTP\n Name z\n" + svc("  Balancer iwrr\n", "") + svc("", "") + "End\n",
+			balancer:   []string{"iwrr", ""},
+			policy:     []string{"", "ROUND_ROBIN"},
+			priorities: [][]int{{1, 1}, {1, 1}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _ := load(t, tc.src)
+			for i, s := range cfg.Listeners[0].Services {
+				if s.Balancer != tc.balancer[i] || s.RoutingPolicy != tc.policy[i] {
+					t.Errorf("service %d: Balancer %q RoutingPolicy %q, want %q %q", i, s.Balancer, s.RoutingPolicy, tc.balancer[i], tc.policy[i])
+				}
+				for j, be := range s.Backends {
+					if be.Priority != tc.priorities[i][j] {
+						t.Errorf("service %d backend %d: priority %d, want %d", i, j, be.Priority, tc.priorities[i][j])
+					}
+				}
 			}
 		})
 	}

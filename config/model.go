@@ -23,8 +23,9 @@ type Dialect string
 const (
 	// DialectPound is the default: Pound 4 behaviour.
 	DialectPound Dialect = "pound"
-	// DialectZproxy is chosen when the file uses zproxy-only directives
-	// (RoutingPolicy, Weight, ConnLimit, Name in a listener, ...).
+	// DialectZproxy is chosen by the command line (-C, or lbd invoked as
+	// zproxy) or when the file uses zproxy-only directives (Weight,
+	// ConnLimit, Name in a listener, ...).
 	DialectZproxy Dialect = "zproxy"
 )
 
@@ -32,6 +33,8 @@ const (
 type Config struct {
 	File    string  `json:"file"`
 	Dialect Dialect `json:"dialect"`
+	// DialectReason says why Dialect was chosen (lbd -c -v prints it).
+	DialectReason string `json:"dialect_reason"`
 
 	User     string `json:"user,omitempty"`
 	Group    string `json:"group,omitempty"`

@@ -71,11 +71,13 @@ type Service struct {
 	Conditions []*Condition `json:"conditions,omitempty"` // all must match
 	IgnoreCase bool         `json:"ignore_case"`
 
-	// Balancer is Pound's algorithm (random|iwrr), resolved from the global
-	// Balancer when unset.
-	Balancer string `json:"balancer"`
-	// RoutingPolicy is zproxy's algorithm: ROUND_ROBIN (default in the
-	// zproxy dialect), LEAST_CONNECTIONS, RESPONSE_TIME, PENDING_CONNECTIONS.
+	// Exactly one of Balancer and RoutingPolicy is set once the file is
+	// loaded. Balancer is Pound's algorithm (random|iwrr; backend Priority
+	// is the weight), resolved from the global Balancer when the service
+	// names neither. RoutingPolicy is zproxy's (ROUND_ROBIN, the default
+	// in the zproxy dialect, LEAST_CONNECTIONS, RESPONSE_TIME,
+	// PENDING_CONNECTIONS; Priority is a tier, Weight the weight).
+	Balancer      string `json:"balancer,omitempty"`
 	RoutingPolicy string `json:"routing_policy,omitempty"`
 
 	Headers    HeaderRules  `json:"headers"`

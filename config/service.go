@@ -68,12 +68,20 @@ func initServiceTable() {
 		s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendControl, Priority: 1, Weight: 1})
 	})
 	t.add("Session", "", serviceSession).block()
-	t.add("Balancer", "[sl]", func(b *builder, s *Service, _ *parser.Node, u []unit) {
+	t.add("Balancer", "[sl]", func(b *builder, s *Service, n *parser.Node, u []unit) {
+		if s.RoutingPolicy != "" {
+			b.errorf(stmtSpan(n), "Balancer and RoutingPolicy cannot both choose the service's algorithm")
+			return
+		}
 		if v, ok := b.balancer(u[0].arg); ok {
 			s.Balancer = v
 		}
 	})
-	t.add("RoutingPolicy", "[sl]", func(b *builder, s *Service, _ *parser.Node, u []unit) {
+	t.add("RoutingPolicy", "[sl]", func(b *builder, s *Service, n *parser.Node, u []unit) {
+		if s.Balancer != "" {
+			b.errorf(stmtSpan(n), "Balancer and RoutingPolicy cannot both choose the service's algorithm")
+			return
+		}
 		if !routingPolicies[u[0].arg.Text] {
 			b.errorf(u[0].arg.Span, "unsupported routing policy")
 			return
@@ -104,7 +112,7 @@ func (b *builder) service(n *parser.Node, u []unit, list []*Service) []*Service 
 		s.Name, ex.nameSpan = u[0].arg.Text, u[0].arg.Span
 	}
 	walk(b, svcTable, serviceUnsupported, s, n.Children)
-	if s.RoutingPolicy == "" && b.cfg.Dialect == DialectZproxy {
+	if s.RoutingPolicy == "" && s.Balancer == "" && b.cfg.Dialect == DialectZproxy {
 		s.RoutingPolicy = "ROUND_ROBIN"
 	}
 	return append(list, s)

@@ -101,9 +101,13 @@ func (b *builder) inheritTimeouts(be *Backend, emergency bool) {
 }
 
 func (b *builder) finishService(s *Service) {
-	if s.Balancer == "" {
+	// A service's own Balancer or RoutingPolicy wins over the file's
+	// dialect and the global Balancer; exactly one of the two is set
+	// from here on.
+	if s.Balancer == "" && s.RoutingPolicy == "" {
 		s.Balancer = b.cfg.Balancer
 	}
+	b.zproxyPriorities(s)
 	for _, be := range s.Backends {
 		b.inheritTimeouts(be, false)
 	}
@@ -180,6 +184,48 @@ func (b *builder) hasErrors() bool {
 	for _, d := range b.diags {
 		if !d.Warning {
 			return true
+		}
+	}
+	return false
+}
+
+// zproxyPriorities gives the backends of a RoutingPolicy service in a
+// Pound file zproxy's meaning of Priority: a tier from 1 to 9, 1 when
+// unset (Pound's default of 5 would put every backend above the
+// service's tier 1, leaving none eligible).
+func (b *builder) zproxyPriorities(s *Service) {
+	if s.RoutingPolicy == "" || b.cfg.Dialect == DialectZproxy {
+		return
+	}
+	for _, list := range [][]*Backend{s.Backends, s.Emergency} {
+		for _, be := range list {
+			if be.Kind != BackendRegular {
+				continue
+			}
+			if !b.prioritySet(be) {
+				be.Priority = 1
+				continue
+			}
+			if be.Priority < 1 || be.Priority > 9 {
+				b.errorf(parser.Span(be.Pos), "in a RoutingPolicy service Priority is a tier from 1 to 9, not %d", be.Priority)
+			}
+		}
+	}
+}
+
+// prioritySet reports whether the file gave be a Priority, directly or
+// on the named backend it refers to.
+func (b *builder) prioritySet(be *Backend) bool {
+	ex := b.bes[be]
+	if ex == nil {
+		return false
+	}
+	if ex.prioSet {
+		return true
+	}
+	if nb, ok := b.named[be.Name]; ok && ex.ref {
+		if nx := b.bes[nb]; nx != nil {
+			return nx.prioSet
 		}
 	}
 	return false

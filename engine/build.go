@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"net"
 	"strconv"
 	"time"
@@ -56,24 +57,54 @@ type builder struct {
 	replaced map[*backend.Backend]*backend.Backend
 }
 
-func build(cfg *config.Config, prev *graph) *graph {
+// build makes the graph for cfg, reusing state of prev (nil at start).
+// On error nothing of prev changes and the half-built graph is released.
+func build(cfg *config.Config, prev *graph) (*graph, error) {
 	b := &builder{cfg: cfg, prev: prev, next: &graph{cfg: cfg, backends: map[string]*backend.Backend{}},
 		replaced: map[*backend.Backend]*backend.Backend{}}
+	fail := func(err error) (*graph, error) {
+		for _, d := range b.next.detach {
+			d()
+		}
+		return nil, err
+	}
 	for i, s := range cfg.Services {
-		b.next.global = append(b.next.global, b.service("g", i, s))
+		svc, err := b.service("g", i, s)
+		if err != nil {
+			return fail(err)
+		}
+		b.next.global = append(b.next.global, svc)
 	}
 	for li, l := range cfg.Listeners {
 		var own []*service.Service
 		for si, s := range l.Services {
-			own = append(own, b.service("l"+strconv.Itoa(li), si, s))
+			svc, err := b.service("l"+strconv.Itoa(li), si, s)
+			if err != nil {
+				return fail(err)
+			}
+			own = append(own, svc)
 		}
 		b.next.services = append(b.next.services, own)
 		b.next.listeners = append(b.next.listeners, b.listener(l, own))
 	}
-	return b.next
+	return b.next, nil
 }
 
-func (b *builder) service(scope string, idx int, s *config.Service) *service.Service {
+// algorithm is the balancing a service asked for: a RoutingPolicy gives
+// zproxy's algorithm and reading of Priority (a tier) and Weight, a
+// Balancer Pound's (Priority is the weight), whatever the file's dialect.
+func algorithm(s *config.Service) (balancer.Kind, balancer.Mode, error) {
+	kind, err := balancer.ParseKind(s.Balancer, s.RoutingPolicy)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", s.Pos, err)
+	}
+	if s.RoutingPolicy != "" {
+		return kind, balancer.ZproxyMode, nil
+	}
+	return kind, balancer.PoundMode, nil
+}
+
+func (b *builder) service(scope string, idx int, s *config.Service) (*service.Service, error) {
 	var bes []*backend.Backend
 	add := func(cb *config.Backend) {
 		if cb.Kind != config.BackendRegular {
@@ -89,10 +120,9 @@ func (b *builder) service(scope string, idx int, s *config.Service) *service.Ser
 	for _, cb := range s.Emergency {
 		add(cb)
 	}
-	kind, _ := balancer.ParseKind(firstNonEmpty(s.Balancer, b.cfg.Balancer), s.RoutingPolicy)
-	mode := balancer.PoundMode
-	if b.cfg.Dialect == config.DialectZproxy {
-		mode = balancer.ZproxyMode
+	kind, mode, err := algorithm(s)
+	if err != nil {
+		return nil, err
 	}
 	algo := balancer.New(kind, bes, balancer.WithMode(mode))
 	b.next.detach = append(b.next.detach, algo.Close)
@@ -100,7 +130,7 @@ func (b *builder) service(scope string, idx int, s *config.Service) *service.Ser
 	if s.Session != nil && s.Session.Type != config.SessionNone {
 		o.Sessions, o.Extractor = b.sessions(scope, idx, s, bes)
 	}
-	return service.New(s, o)
+	return service.New(s, o), nil
 }
 
 // sessions returns the service's session table: the previous one when the

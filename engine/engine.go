@@ -52,14 +52,18 @@ type server struct {
 }
 
 // New builds the runtime graph for cfg; nothing is bound yet.
-func New(cfg *config.Config, opts Options) *Engine {
+func New(cfg *config.Config, opts Options) (*Engine, error) {
 	if opts.Log == nil {
 		opts.Log = logrus.StandardLogger()
 	}
 	e := &Engine{opts: opts}
-	e.g = build(cfg, nil)
+	g, err := build(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	e.g = g
 	e.attach(e.g)
-	return e
+	return e, nil
 }
 
 // Start binds every listener in config order (SocketFrom senders hand the

@@ -38,6 +38,15 @@ const twoBackends = `ListenHTTP
 End
 `
 
+func mustBuild(t *testing.T, cfg *config.Config, prev *graph) *graph {
+	t.Helper()
+	g, err := build(cfg, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 func cfgWith(t *testing.T, prio string, extra string) *config.Config {
 	return load(t, strings.Replace(twoBackends, "PRIO", prio, 1)+extra)
 }
@@ -47,14 +56,14 @@ func cfgWith(t *testing.T, prio string, extra string) *config.Config {
 // changed is replaced but keeps its enabled flag and its sessions, and
 // the old object is retired.
 func TestRebuildKeepsStateByIdentity(t *testing.T) {
-	g1 := build(cfgWith(t, "5", ""), nil)
+	g1 := mustBuild(t, cfgWith(t, "5", ""), nil)
 	svc1 := g1.services[0][0]
 	a, b := svc1.Backends[0], svc1.Backends[1]
 	b.SetEnabled(false)
 	svc1.Sessions.Store([]byte("alice"), b)
 	svc1.Sessions.Store([]byte("bob"), a)
 
-	g2 := build(cfgWith(t, "7", ""), g1)
+	g2 := mustBuild(t, cfgWith(t, "7", ""), g1)
 	retire(g1, g2)
 	svc2 := g2.services[0][0]
 	if svc2.Backends[0] != a {
@@ -82,12 +91,12 @@ func TestRebuildKeepsStateByIdentity(t *testing.T) {
 }
 
 func TestRemovedBackendLosesItsSessions(t *testing.T) {
-	g1 := build(cfgWith(t, "5", ""), nil)
+	g1 := mustBuild(t, cfgWith(t, "5", ""), nil)
 	svc1 := g1.services[0][0]
 	gone := svc1.Backends[1]
 	svc1.Sessions.Store([]byte("alice"), gone)
 	one := strings.Replace(twoBackends, "\t\tBackEnd\n\t\t\tAddress 127.0.0.3\n\t\t\tPort 80\n\t\t\tPriority PRIO\n\t\tEnd\n", "", 1)
-	g2 := build(load(t, one), g1)
+	g2 := mustBuild(t, load(t, one), g1)
 	if len(g2.services[0][0].Backends) != 1 {
 		t.Fatal("backend not removed")
 	}
@@ -97,7 +106,7 @@ func TestRemovedBackendLosesItsSessions(t *testing.T) {
 }
 
 func TestListenerStateFromConfig(t *testing.T) {
-	g := build(cfgWith(t, "5", "Service \"global\"\n\tBackEnd\n\t\tAddress 127.0.0.9\n\t\tPort 80\n\tEnd\nEnd\n"), nil)
+	g := mustBuild(t, cfgWith(t, "5", "Service \"global\"\n\tBackEnd\n\t\tAddress 127.0.0.9\n\t\tPort 80\n\tEnd\nEnd\n"), nil)
 	st := g.listeners[0]
 	if len(st.Router.Services) != 2 || st.Router.Services[0].Name != "web" || st.Router.Services[1].Name != "global" {
 		t.Fatalf("router order: listener services first, then global: %v", st.Router.Services)

@@ -19,7 +19,10 @@ func (e *Engine) Apply(cfg *config.Config) error {
 }
 
 func (e *Engine) reloadLocked(cfg *config.Config) error {
-	g := build(cfg, e.g)
+	g, err := build(cfg, e.g)
+	if err != nil {
+		return err
+	}
 	e.attach(g)
 	old := map[string]*server{}
 	for _, s := range e.servers {

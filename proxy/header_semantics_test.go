@@ -13,7 +13,9 @@ func poundCfg(lrules, srules string) string {
 }
 
 func zproxyCfg(lrules, srules string) string {
-	return fmt.Sprintf("ListenHTTP\n\tAddress 127.0.0.1\n\tPort 8080\n%s\tService \"s\"\n\t\tRoutingPolicy ROUND_ROBIN\n%s"+
+	// A listener Name makes the file a zproxy one (RoutingPolicy alone
+	// would not).
+	return fmt.Sprintf("ListenHTTP\n\tName z\n\tAddress 127.0.0.1\n\tPort 8080\n%s\tService \"s\"\n\t\tRoutingPolicy ROUND_ROBIN\n%s"+
 		"\t\tBackEnd\n\t\t\tAddress 127.0.0.2\n\t\t\tPort 8081\n\t\tEnd\n\tEnd\nEnd\n", lrules, srules)
 }
 

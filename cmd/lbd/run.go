@@ -27,7 +27,7 @@ const (
 )
 
 func run(o *options) int {
-	lopts := loadOptions(o.features)
+	lopts := loadOptions(o)
 	cfg, warns, err := config.Load(o.configFile, lopts)
 	for _, w := range warns {
 		fmt.Fprintf(os.Stderr, "%s: %s\n", o.prog, w.Error())
@@ -49,6 +49,7 @@ func run(o *options) int {
 		return exitOK
 	case o.check:
 		if o.verbose {
+			fmt.Fprintf(os.Stdout, "%s: %s dialect: %s\n", o.prog, cfg.Dialect, cfg.DialectReason)
 			fmt.Fprintf(os.Stdout, "%s: Config file %s is OK\n", o.prog, o.configFile)
 		}
 		return exitOK
@@ -61,9 +62,15 @@ func run(o *options) int {
 
 // loadOptions applies Pound's -W features; unknown ones are ignored, as
 // Pound does.
-func loadOptions(features []string) config.LoadOptions {
+func loadOptions(o *options) config.LoadOptions {
 	var lo config.LoadOptions
-	for _, f := range features {
+	switch {
+	case o.control != "":
+		lo.Dialect, lo.DialectWhy = config.DialectZproxy, "started with -C (zproxy's command line)"
+	case o.prog == "zproxy":
+		lo.Dialect, lo.DialectWhy = config.DialectZproxy, "invoked as zproxy"
+	}
+	for _, f := range o.features {
 		switch {
 		case f == "no-dns":
 			lo.NoDNS = true
@@ -164,13 +171,17 @@ func serve(o *options, cfg *config.Config) int {
 		prefix = o.prog + ": "
 	}
 	engine.Version = Version
-	eng := engine.New(cfg, engine.Options{
+	eng, err := engine.New(cfg, engine.Options{
 		Log: log, AccessOut: access, Prefix: prefix,
 		Load: func() (*config.Config, error) {
-			c, _, err := config.Load(o.configFile, loadOptions(o.features))
+			c, _, err := config.Load(o.configFile, loadOptions(o))
 			return c, err
 		},
 	})
+	if err != nil {
+		log.Errorf("%v", err)
+		return exitErr
+	}
 	log.Info("starting...")
 	if err := eng.Start(); err != nil {
 		log.Errorf("%v", err)
@@ -242,7 +253,7 @@ func waitSignals(o *options, eng *engine.Engine, log *logrus.Logger) int {
 
 // reload re-reads the configuration file; on error nothing changes.
 func reload(o *options, eng *engine.Engine) error {
-	cfg, _, err := config.Load(o.configFile, loadOptions(o.features))
+	cfg, _, err := config.Load(o.configFile, loadOptions(o))
 	if err != nil {
 		return err
 	}
