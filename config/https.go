@@ -90,6 +90,9 @@ func addTLSDirectives(t table[*Listener]) {
 	t.add("CAlist", "s", func(b *builder, l *Listener, _ *parser.Node, u []unit) { l.TLS.CAList = b.fileData(u[0].arg) })
 	t.add("VerifyList", "s", func(b *builder, l *Listener, _ *parser.Node, u []unit) { l.TLS.VerifyList = b.fileData(u[0].arg) })
 	t.add("CRLlist", "s", func(b *builder, l *Listener, _ *parser.Node, u []unit) { l.TLS.CRLList = b.fileData(u[0].arg) })
+	t.add("HTTP2", "b", func(_ *builder, l *Listener, _ *parser.Node, u []unit) {
+		l.TLS.HTTP2 = boolArg(u[0])
+	})
 	t.add("NoHTTPS11", "n", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
 		if n, ok := b.intArg(u[0].arg, 0, 2); ok {
 			l.TLS.NoHTTPS11 = int(n)

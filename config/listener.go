@@ -163,7 +163,9 @@ func (b *builder) listener(n *parser.Node, u []unit, https bool) {
 	b.lst[l] = ex
 	tab := httpTable
 	if https {
-		l.TLS = &ListenerTLS{Certs: []*CertFile{}, NoHTTPS11: 2}
+		// zproxy speaks HTTP/1.1 only; lbd offers HTTP/2 to Pound files
+		// unless the listener says HTTP2 0.
+		l.TLS = &ListenerTLS{Certs: []*CertFile{}, NoHTTPS11: 2, HTTP2: b.cfg.Dialect == DialectPound}
 		tab = httpsTable
 	}
 	walk(b, tab, listenerUnsupported, l, n.Children)

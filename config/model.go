@@ -183,7 +183,10 @@ type ListenerTLS struct {
 	VerifyList       *FileData `json:"verify_list,omitempty"`
 	CRLList          *FileData `json:"crl_list,omitempty"`
 	NoHTTPS11        int       `json:"no_https11"` // default 2
-	Renegotiation    int       `json:"renegotiation"`
+	// HTTP2 offers h2 by ALPN (lbd extension; default on in the Pound
+	// dialect, off in zproxy's, which speaks HTTP/1.1 only).
+	HTTP2         bool `json:"http2"`
+	Renegotiation int  `json:"renegotiation"`
 }
 
 // HeaderRules are the request/response header edits of a listener or

@@ -209,7 +209,11 @@ func (e *Engine) MoveSession(ref adminapi.Ref, sp adminapi.SessionSpec) error {
 	if err != nil {
 		return err
 	}
-	if !s.Sessions.Move(sp.Key, b, lastSeen(sp.LastSeen)) {
+	last := lastSeen(sp.LastSeen)
+	if sp.Static {
+		last = time.Time{} // zero time: never expires
+	}
+	if !s.Sessions.Move(sp.Key, b, last) {
 		return fmt.Errorf("session %q: %w", sp.Key, adminapi.ErrNotFound)
 	}
 	return nil

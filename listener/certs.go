@@ -18,10 +18,14 @@ type certSet struct {
 	certs []*tls.Certificate // config order; certs[0] is the default
 	exact map[string][]int   // lower-case DNS name -> certs
 	wild  map[string][]int   // "example.com" for "*.example.com"
+	// zproxy picks the first certificate in config order whose CN or a
+	// SAN matches, a "*" standing for any run of [-a-z0-9] (ssl.c
+	// parseCertCN), so a CN of "*" matches every dotless name.
+	zproxy bool
 }
 
-func newCertSet(certs []*tls.Certificate) *certSet {
-	s := &certSet{certs: certs, exact: map[string][]int{}, wild: map[string][]int{}}
+func newCertSet(certs []*tls.Certificate, zproxy bool) *certSet {
+	s := &certSet{certs: certs, exact: map[string][]int{}, wild: map[string][]int{}, zproxy: zproxy}
 	for i, c := range certs {
 		if c.Leaf == nil {
 			continue
@@ -56,6 +60,9 @@ func certNames(c *x509.Certificate) []string {
 // default, the first Cert of the listener, as in Pound.
 func (s *certSet) pick(hello *tls.ClientHelloInfo) *tls.Certificate {
 	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
+	if s.zproxy {
+		return s.pickZproxy(name)
+	}
 	if name != "" {
 		if c := s.first(hello, s.exact[name]); c != nil {
 			return c
@@ -67,6 +74,59 @@ func (s *certSet) pick(hello *tls.ClientHelloInfo) *tls.Certificate {
 		}
 	}
 	return s.certs[0]
+}
+
+// pickZproxy is zproxy's SNI choice (zproxy_sni_servername_cb).
+func (s *certSet) pickZproxy(name string) *tls.Certificate {
+	if name == "" {
+		return s.certs[0]
+	}
+	for _, c := range s.certs {
+		if c.Leaf == nil {
+			continue
+		}
+		if zproxyNameMatch(strings.ToLower(c.Leaf.Subject.CommonName), name) {
+			return c
+		}
+		for _, n := range c.Leaf.DNSNames {
+			if zproxyNameMatch(strings.ToLower(n), name) {
+				return c
+			}
+		}
+	}
+	return s.certs[0]
+}
+
+// zproxyNameMatch matches name against a certificate name in which each
+// "*" stands for any run (possibly empty) of lower-case letters, digits
+// and '-'.
+func zproxyNameMatch(pattern, name string) bool {
+	if pattern == "" {
+		return false
+	}
+	for len(pattern) > 0 {
+		if pattern[0] != '*' {
+			if len(name) == 0 || name[0] != pattern[0] {
+				return false
+			}
+			pattern, name = pattern[1:], name[1:]
+			continue
+		}
+		pattern = pattern[1:]
+		for i := 0; ; i++ {
+			if zproxyNameMatch(pattern, name[i:]) || (pattern == "" && i == len(name)) {
+				return true
+			}
+			if i == len(name) || !isLabelByte(name[i]) {
+				return false
+			}
+		}
+	}
+	return name == ""
+}
+
+func isLabelByte(c byte) bool {
+	return c == '-' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 }
 
 func (s *certSet) first(hello *tls.ClientHelloInfo, idx []int) *tls.Certificate {
@@ -92,11 +152,13 @@ type certStore struct {
 	mu    sync.Mutex // serialises reloads
 	paths []string   // file of each certificate, config order
 	data  [][]byte   // bytes last loaded from each file
+	// zproxy selects zproxy's SNI matching (see certSet).
+	zproxy bool
 }
 
 // newCertStore starts from the certificates the configuration loaded.
-func newCertStore(paths []string, certs []tls.Certificate) *certStore {
-	st := &certStore{paths: paths, data: make([][]byte, len(paths))}
+func newCertStore(paths []string, certs []tls.Certificate, zproxy bool) *certStore {
+	st := &certStore{paths: paths, data: make([][]byte, len(paths)), zproxy: zproxy}
 	ptrs := make([]*tls.Certificate, len(certs))
 	for i := range certs {
 		c := certs[i]
@@ -106,7 +168,7 @@ func newCertStore(paths []string, certs []tls.Certificate) *certStore {
 		ptrs[i] = &c
 		st.data[i], _ = os.ReadFile(paths[i])
 	}
-	st.set.Store(newCertSet(ptrs))
+	st.set.Store(newCertSet(ptrs, zproxy))
 	return st
 }
 
@@ -155,7 +217,7 @@ func (st *certStore) Reload(dir string) []reloaded {
 		out = append(out, reloaded{Path: p, Subject: c.Leaf.Subject.String()})
 	}
 	if changed {
-		st.set.Store(newCertSet(certs))
+		st.set.Store(newCertSet(certs, st.zproxy))
 	}
 	return out
 }

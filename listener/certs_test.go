@@ -35,7 +35,7 @@ func TestCertSetPick(t *testing.T) {
 	one := issue(t, testpki.Spec{CommonName: "one.test", DNSNames: []string{"one.test", "www.one.test"}}, nil)
 	wild := issue(t, testpki.Spec{CommonName: "wild", DNSNames: []string{"*.wild.test"}}, nil)
 	cnOnly := issue(t, testpki.Spec{CommonName: "legacy.test"}, nil)
-	set := newCertSet([]*tls.Certificate{ptr(def.TLS()), ptr(one.TLS()), ptr(wild.TLS()), ptr(cnOnly.TLS())})
+	set := newCertSet([]*tls.Certificate{ptr(def.TLS()), ptr(one.TLS()), ptr(wild.TLS()), ptr(cnOnly.TLS())}, false)
 	tests := []struct {
 		name, sni string
 		want      *testpki.Cert
@@ -59,6 +59,38 @@ func TestCertSetPick(t *testing.T) {
 	}
 }
 
+// TestCertSetPickZproxy: zproxy takes the first certificate in Cert
+// order whose CN or a SAN matches, "*" standing for any run of
+// [-a-z0-9], else the first.
+func TestCertSetPickZproxy(t *testing.T) {
+	exact := issue(t, testpki.Spec{CommonName: "test.zproxy"}, nil)
+	wild := issue(t, testpki.Spec{CommonName: "*.zproxy"}, nil)
+	all := issue(t, testpki.Spec{CommonName: "*"}, nil)
+	san := issue(t, testpki.Spec{CommonName: "san", DNSNames: []string{"www-*.example.test"}}, nil)
+	set := newCertSet([]*tls.Certificate{ptr(exact.TLS()), ptr(wild.TLS()), ptr(all.TLS()), ptr(san.TLS())}, true)
+	tests := []struct {
+		name, sni string
+		want      *testpki.Cert
+	}{
+		{"no SNI gets the first", "", exact},
+		{"exact CN", "test.zproxy", exact},
+		{"wildcard CN", "other.zproxy", wild},
+		{"a wildcard label may be empty", ".zproxy", wild},
+		{"CN * matches a dotless name", "zproxy", all},
+		{"CN * does not match dots", "a.b.c", exact},
+		{"SAN with a partial wildcard", "www-1.example.test", san},
+		{"a wildcard never spans a dot", "www-a.b.example.test", exact},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := set.pick(helloFor(tt.sni))
+			if got.Leaf.Subject.CommonName != tt.want.Cert.Subject.CommonName {
+				t.Errorf("SNI %q got %s, want %s", tt.sni, got.Leaf.Subject.CommonName, tt.want.Cert.Subject.CommonName)
+			}
+		})
+	}
+}
+
 func ptr(c tls.Certificate) *tls.Certificate { return &c }
 
 func TestCertStoreReload(t *testing.T) {
@@ -70,7 +102,7 @@ func TestCertStoreReload(t *testing.T) {
 	if err := os.WriteFile(path, a.ChainPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st := newCertStore([]string{path}, []tls.Certificate{a.TLS()})
+	st := newCertStore([]string{path}, []tls.Certificate{a.TLS()}, false)
 	current := func() string {
 		c, err := st.getCertificate(helloFor(""))
 		if err != nil {

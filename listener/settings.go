@@ -56,7 +56,7 @@ func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 		paths[i], _ = filepath.Abs(c.Path)
 		certs[i] = c.Cert
 	}
-	s.store = newCertStore(paths, certs)
+	s.store = newCertStore(paths, certs, cfg.Dialect == config.DialectZproxy)
 	tc, err := serverConfig(t, s.store)
 	if err != nil {
 		tc = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return nil, err }}
@@ -64,7 +64,7 @@ func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 	s.tls = tc
 	// HTTP/2 needs TLS 1.2+ with an AEAD suite (RFC 9113 §9.2.2); with
 	// NoHTTPS11 1 Pound forces HTTP/1.0 semantics, which h2 cannot give.
-	s.h2 = t.NoHTTPS11 != 1 && h2Capable(tc.CipherSuites)
+	s.h2 = t.HTTP2 && t.NoHTTPS11 != 1 && h2Capable(tc.CipherSuites)
 	if s.h2 {
 		tc.NextProtos = []string{"h2", "http/1.1"}
 	} else {

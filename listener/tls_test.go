@@ -47,7 +47,7 @@ func (p *pki) listenerConfig(t *testing.T) *config.Listener {
 	}
 	return &config.Listener{
 		Client: config.Duration(5 * time.Second), HeaderOption: []string{"forwarded", "ssl"},
-		TLS: &config.ListenerTLS{Certs: []*config.CertFile{{Path: path, Cert: p.server.TLS(p.ca)}}, NoHTTPS11: 2},
+		TLS: &config.ListenerTLS{Certs: []*config.CertFile{{Path: path, Cert: p.server.TLS(p.ca)}}, NoHTTPS11: 2, HTTP2: true},
 	}
 }
 
@@ -177,6 +177,23 @@ func TestClientCertModes(t *testing.T) {
 	}
 }
 
+// TestHTTP2Off: a listener with HTTP2 0 (zproxy's default) offers only
+// HTTP/1.1 by ALPN.
+func TestHTTP2Off(t *testing.T) {
+	p := newPKI(t)
+	lc := p.listenerConfig(t)
+	lc.TLS.HTTP2 = false
+	l := startTLS(t, lc, config.DialectZproxy)
+	conn, err := tls.Dial("tcp", l.Addr().String(), &tls.Config{ServerName: "site.test", RootCAs: p.ca.Pool(), NextProtos: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got := conn.ConnectionState().NegotiatedProtocol; got != "http/1.1" {
+		t.Errorf("ALPN chose %q, want http/1.1", got)
+	}
+}
+
 func TestHTTP2IsBridgedToHTTP1(t *testing.T) {
 	p := newPKI(t)
 	l := startTLS(t, p.listenerConfig(t), config.DialectPound)
@@ -217,8 +234,8 @@ func TestPlainHTTPOnTLSPort(t *testing.T) {
 		want    string
 	}{
 		{"Pound closes", config.DialectPound, nil, ""},
-		{"zproxy default page", config.DialectZproxy, nil, "HTTP/1.0 400 Bad Request\r\n"},
-		{"ErrNoSsl page", config.DialectZproxy, &config.ErrNoSSL{Status: 403, Page: &config.ErrorPage{Body: []byte("use TLS")}}, "HTTP/1.0 403 Forbidden\r\n"},
+		{"zproxy default page", config.DialectZproxy, nil, "HTTP/1.1 400 Bad Request\r\n"},
+		{"ErrNoSsl page", config.DialectZproxy, &config.ErrNoSSL{Status: 403, Page: &config.ErrorPage{Body: []byte("use TLS")}}, "HTTP/1.1 403 Forbidden\r\n"},
 		{"NoSslRedirect", config.DialectZproxy, &config.ErrNoSSL{Redirect: "https://site.test/", Code: 301}, "Location: https://site.test/\r\n"},
 	}
 	for _, tt := range tests {

@@ -44,6 +44,8 @@ type HeaderEdits struct {
 	respAdd     []string
 	sts         string // "Strict-Transport-Security: max-age=N\r\n"
 	rewriteURL  []config.RewriteURL
+	// trimParm: zproxy does not forward the ;param a PARM session keys on.
+	trimParm bool
 
 	loc         int  // RewriteLocation mode 0..2
 	locURL      bool // zproxy: undo RewriteUrl in Location
@@ -105,6 +107,7 @@ func NewEdits(ec EditsConfig) *HeaderEdits {
 			e.loc = *s.RewriteLoc
 		}
 		e.rewriteURL = s.RewriteURL
+		e.trimParm = e.zproxy && s.Session != nil && s.Session.Type == config.SessionParm
 		if s.STS > 0 {
 			e.sts = "Strict-Transport-Security: max-age=" + strconv.Itoa(s.STS) + crlf
 		}

@@ -194,6 +194,12 @@ func TestZproxyRequestHead(t *testing.T) {
 			want:   "GET /new/x?y=1 HTTP/1.1\nHost: h\nX-Forwarded-For: 192.0.2.2\n\n",
 		},
 		{
+			name:   "a PARM session's ;param is not forwarded, the query is",
+			srules: "\t\tSession\n\t\t\tType PARM\n\t\t\tTTL 60\n\t\tEnd\n",
+			req:    "GET /a;sess1?x=1 HTTP/1.1\nHost: h\n\n",
+			want:   "GET /a?x=1 HTTP/1.1\nHost: h\nX-Forwarded-For: 192.0.2.2\n\n",
+		},
+		{
 			name:   "RewriteUrl last stops the rules",
 			srules: "\t\tRewriteUrl \"^/a\" \"/b\" last\n\t\tRewriteUrl \"^/b\" \"/c\"\n",
 			req:    "GET /a HTTP/1.1\nHost: h\n\n",

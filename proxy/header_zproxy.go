@@ -22,7 +22,11 @@ func (c *conn) appendZproxyRequest(st *Listener, e *HeaderEdits, dst []byte) []b
 	req := &c.req
 	dst = append(dst, req.Method...)
 	dst = append(dst, ' ')
+	start := len(dst)
 	dst, _ = c.appendRewrittenTarget(e, dst)
+	if e.trimParm {
+		dst = trimParam(dst, start)
+	}
 	dst = append(dst, " HTTP/1."...)
 	dst = append(dst, byte('0'+req.Minor))
 	dst = append(dst, crlf...)
@@ -69,6 +73,23 @@ func (c *conn) appendZproxyRequest(st *Listener, e *HeaderEdits, dst []byte) []b
 	}
 	dst = c.appendSSLHeaders(dst)
 	return append(dst, crlf...)
+}
+
+// trimParam removes the ";param" of the target at dst[start:], up to
+// the query. (zproxy cuts up to the end of the target, query included;
+// lbd keeps the query, which is the client's, not the session's.)
+func trimParam(dst []byte, start int) []byte {
+	target := dst[start:]
+	semi := bytes.IndexByte(target, ';')
+	if semi < 0 {
+		return dst
+	}
+	end := len(target)
+	if q := bytes.IndexByte(target[semi:], '?'); q >= 0 {
+		end = semi + q
+	}
+	n := copy(target[semi:], target[end:])
+	return dst[:start+semi+n]
 }
 
 // zproxyMovesLast reports whether h is one of the headers zproxy

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"strconv"
 
 	"lbd/backend"
 	"lbd/config"
@@ -95,12 +96,18 @@ func (c *conn) bindServerName(b *backend.Backend, out []byte) []byte {
 	return splice(out, end+2, end+2, tail)
 }
 
-// NoSSLReply is zproxy's answer to plain HTTP sent to a TLS port: the
-// NoSslRedirect redirect, else the ErrNoSsl page (default 400 with
-// "Please use HTTPS."), both in zproxy's HTTP/1.0 form. n may be nil.
+// NoSSLReply is zproxy's answer to plain HTTP sent to a TLS port
+// (http_events.cpp zproxy_http_event_nossl): the NoSslRedirect
+// redirect, else the ErrNoSsl page (default 400 with "Please use
+// HTTPS."), both as HTTP/1.1 with zproxy's fixed headers. zproxy never
+// ends the redirect's header block; lbd does (documented in lbd.cfg.5),
+// and closes the connection after either. n may be nil.
 func NoSSLReply(n *config.ErrNoSSL) []byte {
+	const tail = "Server: zproxy/\r\nCache-control: no-cache,no-store\r\n"
 	if n != nil && n.Redirect != "" {
-		return (&conn{}).redirectReply(config.DialectZproxy, n.Code, []byte(n.Redirect))
+		code := zproxyRedirectCode(n.Code)
+		return []byte("HTTP/1.1 " + strconv.Itoa(code) + " " + redirectReason(code) + "\r\n" +
+			"Expires: now\r\nPragma: no-cache\r\nLocation: " + n.Redirect + "\r\n" + tail + "\r\n")
 	}
 	status, body := 400, []byte("Please use HTTPS.")
 	if n != nil && n.Status != 0 {
@@ -109,5 +116,8 @@ func NoSSLReply(n *config.ErrNoSSL) []byte {
 	if n != nil && n.Page != nil {
 		body = n.Page.Body
 	}
-	return renderError(config.DialectZproxy, 0, status, body)
+	head := "HTTP/1.1 " + strconv.Itoa(status) + " " + Reason(status) + "\r\n" +
+		"Content-Type: text/html\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n" +
+		"Expires: now\r\nPragma: no-cache\r\n" + tail + "\r\n"
+	return append([]byte(head), body...)
 }

@@ -146,9 +146,12 @@ func TestNoSSLReply(t *testing.T) {
 		n    *config.ErrNoSSL
 		want []string
 	}{
-		{"default", nil, []string{"HTTP/1.0 400 Bad Request\r\n", "Server: zproxy\r\n", "\r\n\r\nPlease use HTTPS."}},
-		{"page", &config.ErrNoSSL{Status: 505, Page: &config.ErrorPage{Body: []byte("tls!")}}, []string{"HTTP/1.0 505 ", "\r\n\r\ntls!"}},
-		{"redirect", &config.ErrNoSSL{Redirect: "https://x.test/", Code: 307}, []string{"HTTP/1.0 307 Temporary Redirect\r\n", "Location: https://x.test/\r\n"}},
+		{"default", nil, []string{"HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\nContent-Length: 17\r\n" +
+			"Expires: now\r\nPragma: no-cache\r\nServer: zproxy/\r\nCache-control: no-cache,no-store\r\n\r\nPlease use HTTPS."}},
+		{"page", &config.ErrNoSSL{Status: 505, Page: &config.ErrorPage{Body: []byte("tls!")}}, []string{"HTTP/1.1 505 HTTP Version Not Supported\r\n", "Content-Length: 4\r\n", "\r\n\r\ntls!"}},
+		{"redirect, its header block ended", &config.ErrNoSSL{Redirect: "https://x.test/", Code: 307}, []string{"HTTP/1.1 307 Temporary Redirect\r\n" +
+			"Expires: now\r\nPragma: no-cache\r\nLocation: https://x.test/\r\nServer: zproxy/\r\nCache-control: no-cache,no-store\r\n\r\n"}},
+		{"redirect code other than 301 and 307", &config.ErrNoSSL{Redirect: "https://x.test/", Code: 303}, []string{"HTTP/1.1 302 Found\r\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 
 	"github.com/sirupsen/logrus"
@@ -27,7 +28,10 @@ func (c *control) Close() {
 
 func startControl(o *options, cfg *config.Config, eng *engine.Engine, log *logrus.Logger) (*control, error) {
 	c := &control{}
-	if cfg.Control != nil && cfg.Control.Socket != "" {
+	// zproxy serves its own API on the Control socket; when -C names the
+	// same path there is one socket, in zproxy's dialect.
+	same := cfg.Control != nil && o.control != "" && samePath(cfg.Control.Socket, o.control)
+	if cfg.Control != nil && cfg.Control.Socket != "" && !same {
 		if err := c.serve(cfg.Control, adminapi.NewPoundHandler(eng), cfg, log); err != nil {
 			c.Close()
 			return nil, err
@@ -35,6 +39,9 @@ func startControl(o *options, cfg *config.Config, eng *engine.Engine, log *logru
 	}
 	if o.control != "" {
 		z := &config.Control{Socket: o.control, Mode: 0o600}
+		if same {
+			z = cfg.Control
+		}
 		if err := c.serve(z, adminapi.NewZproxyHandler(eng), cfg, log); err != nil {
 			c.Close()
 			return nil, err
@@ -60,6 +67,16 @@ func (c *control) serve(ctl *config.Control, h adminapiHandler, cfg *config.Conf
 	c.servers = append(c.servers, s)
 	go s.Serve(ln)
 	return nil
+}
+
+// samePath reports whether two socket paths name the same file.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return filepath.Clean(aa) == filepath.Clean(bb)
 }
 
 // adminapiHandler is what a control socket serves.
