@@ -222,9 +222,9 @@ func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
 		WSTimeOut: time.Duration(cb.WSTimeOut),
 		Disabled:  cb.Disabled,
 		Emergency: cb.Emergency,
-		// zproxy trusts only its health monitor; Pound kills a backend
-		// whose connect fails.
-		NoPassiveDown: cfg.Dialect == config.DialectZproxy,
+		// A backend whose connect fails is dead until a probe revives
+		// it, in both dialects (zproxy waits for its health monitor and
+		// keeps offering it requests meanwhile).
 	}
 	if cb.Unix {
 		o.Network = "unix"

@@ -116,10 +116,11 @@ func (s *scene) restart(t *testing.T, bs ...*faultBackend) {
 func faultConfig(zproxy bool, bs []*faultBackend) string {
 	var b strings.Builder
 	b.WriteString("Daemon 0\nLogLevel 0\nAlive 1\nTimeOut 1\nConnTO 1\nClient 5\nGrace 1\n")
-	b.WriteString("ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\txHTTP 2\n\tService\n")
+	b.WriteString("ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\txHTTP 2\n")
 	if zproxy {
-		b.WriteString("\t\tRoutingPolicy ROUND_ROBIN\n") // zproxy-only: zproxy dialect
+		b.WriteString(zproxyMark)
 	}
+	b.WriteString("\tService\n")
 	for _, be := range bs {
 		b.WriteString(be.block())
 	}

@@ -65,11 +65,12 @@ func TestSemanticsRewriteLocation(t *testing.T) {
 
 func TestSemanticsRedirect(t *testing.T) {
 	tests := []struct {
-		name    string
-		service string
-		target  string
-		code    int
-		loc     string
+		name     string
+		listener string
+		service  string
+		target   string
+		code     int
+		loc      string
 	}{
 		{name: "default 302, request path appended", service: "\t\tRedirect \"http://example.org\"\n",
 			target: "/other?q=1", code: 302, loc: "http://example.org/other?q=1"},
@@ -79,14 +80,16 @@ func TestSemanticsRedirect(t *testing.T) {
 		{name: "307", service: "\t\tRedirect 307 \"http://example.org/t\"\n", target: "/", code: 307, loc: "http://example.org/t"},
 		{name: "308 with a back-reference", service: "\t\tURL \"^/old/(.*)\"\n\t\tRedirect 308 \"https://example.org/new/$1\"\n",
 			target: "/old/a/b", code: 308, loc: "https://example.org/new/a/b"},
-		{name: "zproxy RedirectAppend", service: "\t\tRoutingPolicy ROUND_ROBIN\n\t\tRedirectAppend 301 \"http://example.org/base\"\n",
+		{name: "zproxy RedirectAppend", listener: zproxyMark, service: "\t\tRedirectAppend 301 \"http://example.org/base\"\n",
 			target: "/p", code: 301, loc: "http://example.org/base/p"},
-		{name: "zproxy VHOST macro", service: "\t\tRoutingPolicy ROUND_ROBIN\n\t\tRedirect \"https://${VHOST}/login\"\n",
+		{name: "zproxy VHOST macro", listener: zproxyMark, service: "\t\tRedirect \"https://${VHOST}/login\"\n",
 			target: "/p", code: 302, loc: "https://vhost.example/login"},
+		{name: "zproxy URL as written", listener: zproxyMark, service: "\t\tRedirect \"http://example.org/\"\n",
+			target: "/p", code: 302, loc: "http://example.org/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startLBD(t, semConfig("", "", tt.service))
+			p := startLBD(t, semConfig("", tt.listener, tt.service))
 			resp, body := semDo(t, p.addr, "GET "+tt.target+" HTTP/1.1\nHost: vhost.example\n\n")
 			if resp.StatusCode != tt.code || resp.Header.Get("Location") != tt.loc {
 				t.Fatalf("got %d %q, want %d %q", resp.StatusCode, resp.Header.Get("Location"), tt.code, tt.loc)
@@ -165,9 +168,9 @@ func TestSemanticsCustomErrorPages(t *testing.T) {
 			req: "GET /x HTTP/1.1\nHost: h\n\n", status: 403, want: "go away"},
 		{name: "ErrorFile for a refused method", listener: "\tErrorFile 405 \"" + write("405.html", "method") + "\"\n",
 			service: "\t\tError 404\n", req: "PUT /x HTTP/1.1\nHost: h\nContent-Length: 0\n\n", status: 405, want: "method"},
-		{name: "zproxy Err", listener: "\tErr 503 \"" + write("z503.html", "zbusy") + "\"\n",
-			service: "\t\tRoutingPolicy ROUND_ROBIN\n\t\tURL \"^/only\"\n\t\tBackEnd\n\t\t\tAddress 127.0.0.1\n\t\t\tPort 1\n\t\tEnd\n",
-			req:     "GET /x HTTP/1.1\nHost: h\n\n", status: 503, want: "zbusy"},
+		{name: "zproxy Err, its text and a newline", listener: zproxyMark + "\tErr 503 \"" + write("z503.html", "zbusy") + "\"\n",
+			service: "\t\tURL \"^/only\"\n\t\tBackEnd\n\t\t\tAddress 127.0.0.1\n\t\t\tPort 1\n\t\tEnd\n",
+			req:     "GET /x HTTP/1.1\nHost: h\n\n", status: 503, want: "zbusy\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

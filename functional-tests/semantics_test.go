@@ -119,6 +119,10 @@ func (e *semEcho) addr() string { return net.JoinHostPort(e.host, strconv.Itoa(e
 
 // semConfig is a one-listener config: global lines, listener lines and
 // the service body (conditions, rules and backends).
+// zproxyMark is a listener line only zproxy has: it makes the file a
+// zproxy one.
+const zproxyMark = "\tName z\n"
+
 func semConfig(global, listener, service string) string {
 	return "Daemon 0\nLogLevel 0\nAlive 1\nTimeOut 3\nClient 5\nGrace 1\n" + global +
 		"ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n" + listener +
@@ -261,9 +265,11 @@ func TestSemanticsZproxyHeaders(t *testing.T) {
 		"\tAddResponseHeader \"X-Resp-Added: 1\"\n\tRemoveResponseHeader \"^Server\"\n" +
 		"\tReplaceHeader Request \"^User-Agent\" \"curl/(.*)\" \"agent $1\"\n" +
 		"\tReplaceHeader Response \"^X-Ver\" \"v([0-9]+)\" \"version $1\"\n"
-	p := startLBD(t, semConfig("", listener, "\t\tRoutingPolicy ROUND_ROBIN\n"+be.block("BackEnd")))
+	p := startLBD(t, semConfig("", zproxyMark+listener, be.block("BackEnd")))
 	resp, body := semDo(t, p.addr, "GET /z HTTP/1.1\nUser-Agent: curl/8.5\nHost: h\nCookie: c=1\n\n")
-	want := semLines("GET /z HTTP/1.1\nHost: h\nUser-Agent: agent 8.5\nX-Req-Added: 1\nX-Forwarded-For: 127.0.0.1\n\n", "")
+	// zproxy's order: received headers in place, replaced ones behind
+	// them, then X-Forwarded-For, then AddRequestHeader lines.
+	want := semLines("GET /z HTTP/1.1\nHost: h\nUser-Agent: agent 8.5\nX-Forwarded-For: 127.0.0.1\nX-Req-Added: 1\n\n", "")
 	if body != want {
 		t.Errorf("backend got\n%q\nwant\n%q", body, want)
 	}
@@ -277,11 +283,12 @@ func TestSemanticsZproxyHeaders(t *testing.T) {
 
 func TestSemanticsZproxyRewriteUrlAndHost(t *testing.T) {
 	be := semStartEcho(t, "127.0.0.2", "one", nil)
-	listener := "\tRewriteHost 1\n"
-	service := "\t\tRoutingPolicy ROUND_ROBIN\n\t\tRewriteUrl \"^/api/v1/(.*)\" \"/v1/$1\"\n" + be.block("BackEnd")
+	listener := zproxyMark + "\tRewriteHost 1\n"
+	service := "\t\tRewriteUrl \"^/api/v1/(.*)\" \"/v1/$1\"\n" + be.block("BackEnd")
 	p := startLBD(t, semConfig("", listener, service))
 	_, body := semDo(t, p.addr, "GET /api/v1/users?id=3 HTTP/1.1\nHost: public.example\n\n")
-	want := semLines("GET /v1/users?id=3 HTTP/1.1\nHost: "+be.addr()+"\nX-Forwarded-For: 127.0.0.1\n\n", "")
+	// The Host RewriteHost writes comes last, as zproxy adds it.
+	want := semLines("GET /v1/users?id=3 HTTP/1.1\nX-Forwarded-For: 127.0.0.1\nHost: "+be.addr()+"\n\n", "")
 	if body != want {
 		t.Errorf("backend got\n%q\nwant\n%q", body, want)
 	}
@@ -291,8 +298,8 @@ func TestSemanticsZproxyStrictTransportSecurity(t *testing.T) {
 	be := semStartEcho(t, "127.0.0.2", "one", func(string) string {
 		return "Strict-Transport-Security: max-age=5\r\n"
 	})
-	service := "\t\tRoutingPolicy ROUND_ROBIN\n\t\tStrictTransportSecurity 31536000\n" + be.block("BackEnd")
-	p := startLBD(t, semConfig("", "", service))
+	service := "\t\tStrictTransportSecurity 31536000\n" + be.block("BackEnd")
+	p := startLBD(t, semConfig("", zproxyMark, service))
 	resp, _ := semDo(t, p.addr, "GET / HTTP/1.1\nHost: h\n\n")
 	if got := resp.Header.Values("Strict-Transport-Security"); len(got) != 1 || got[0] != "max-age=31536000" {
 		t.Errorf("Strict-Transport-Security = %q", got)

@@ -7,7 +7,8 @@ import (
 )
 
 // zproxyTable is lbctl's table for the fixture on the zproxy socket:
-// listeners from 0, backend ids, live connections and weights.
+// listeners from 0, backend ids, live connections and weights; a
+// redirect service lists no backends, as in zproxy's API.
 const zproxyTable = `PATH    TYPE      NAME         ADDRESS                STATE     PRIO  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
 /0      listener  main         http://127.0.0.1:8080  enabled   -     -       4      -         -        -
 /0/0    service   web          -                      enabled   -     -       -      -         -        1
@@ -15,7 +16,6 @@ const zproxyTable = `PATH    TYPE      NAME         ADDRESS                STATE
 /0/0/1  backend   10.0.0.2-80  http://10.0.0.2:80     disabled  5     1       0      0         -        -
 /0/0/2  backend   10.0.0.9-80  http://10.0.0.9:80     dead      1     1       0      0         -        -
 /0/1    service   -            -                      enabled   -     -       -      -         -        0
-/0/1/0  redirect  -0           301 -                  active    1     0       0      0         -        -
 `
 
 // zproxyListing is the default template on the converted zproxy listing.
@@ -30,7 +30,6 @@ Listeners:
      Session type: -
        0. Session abc 1 
      1. Service active
-        0. redirect (0) 301 - active
      Session type: -
 `
 

@@ -101,7 +101,11 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 		}
 		if !reused {
 			var err error
-			if bc, err = b.Dial(time.Now().Add(b.ConnTO())); err != nil {
+			// No deadline of our own: the backend's ConnTO bounds the
+			// connect, and a connect that times out on it marks the
+			// backend dead (one cut short by a caller's deadline would
+			// not).
+			if bc, err = b.Dial(time.Time{}); err != nil {
 				last = errNoBackend
 				continue
 			}
