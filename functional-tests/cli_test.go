@@ -2,6 +2,8 @@ package functionaltests
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,5 +136,90 @@ func TestPIDFileAndSignals(t *testing.T) {
 				t.Fatalf("PID file left behind: %v", err)
 			}
 		})
+	}
+}
+
+// TestSignalAsSoonAsListening: a stop signal sent the moment the
+// listener accepts (what a harness does right after its last reply) is
+// handled, exit status 0, never the signal's default action.
+func TestSignalAsSoonAsListening(t *testing.T) {
+	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	dir := t.TempDir()
+	port := freePort(t)
+	cfg := strings.ReplaceAll(oneService(be), "{PORT}", fmt.Sprint(port))
+	path := writeFile(t, dir, "lbd.cfg", cfg)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
+		for i := 0; i < 5; i++ {
+			cmd := exec.Command(binary(t, "lbd"), "-e", "-f", path)
+			cmd.Dir = dir
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+					c.Close()
+					break
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+			cmd.Process.Signal(sig)
+			checkHandledExit(t, cmd, fmt.Sprintf("%v on first accept", sig))
+		}
+	}
+}
+
+// TestStopWhileStartupWaits: a stop signal while lbd waits at startup
+// for a SocketFrom sender that never sends ends it at once, exit 0.
+func TestStopWhileStartupWaits(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "from.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c // held open, nothing sent
+		}
+	}()
+	cfg := "Daemon 0\nLogLevel 0\nListenHTTP\n\tSocketFrom \"" + sock + "\"\n\tService\n\t\tBackEnd\n\t\t\tAddress 127.0.0.2\n\t\t\tPort 80\n\t\tEnd\n\tEnd\nEnd\n"
+	path := writeFile(t, dir, "lbd.cfg", cfg)
+	cmd := exec.Command(binary(t, "lbd"), "-e", "-f", path)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("lbd never connected to the SocketFrom socket")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	checkHandledExit(t, cmd, "SIGTERM while waiting for SocketFrom")
+}
+
+// checkHandledExit waits for cmd and requires exit status 0, not death
+// by a signal.
+func checkHandledExit(t *testing.T, cmd *exec.Cmd, what string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s: lbd still running", what)
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() || ws.ExitStatus() != 0 {
+		t.Errorf("%s: %v", what, cmd.ProcessState)
 	}
 }

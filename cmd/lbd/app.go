@@ -102,6 +102,10 @@ func splitGlued(args []string) []string {
 	return out
 }
 
+// init installs the signal handlers at the earliest point a Go program
+// can: before main, before flags are read or anything is loaded.
+func init() { catchSignals() }
+
 func main() {
 	prog := progName(os.Args[0])
 	app := newApp(prog, os.Stdout, os.Stderr, run)

@@ -183,7 +183,10 @@ func serve(o *options, cfg *config.Config) int {
 		return exitErr
 	}
 	log.Info("starting...")
-	if err := eng.Start(); err != nil {
+	started := watchStartup(log)
+	err = eng.Start()
+	close(started)
+	if err != nil {
 		log.Errorf("%v", err)
 		return exitErr
 	}
@@ -223,11 +226,51 @@ func pidPath(o *options, cfg *config.Config) string {
 	return p
 }
 
-func waitSignals(o *options, eng *engine.Engine, log *logrus.Logger) int {
-	sig := make(chan os.Signal, 4)
-	signal.Notify(sig, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1)
+// signals receives the signals lbd acts on from the start of main, so
+// that one arriving while the configuration loads or the engine binds is
+// handled once serving (a stop stops, a reload reloads) instead of killing
+// the process with the default action, as it did before the handlers were
+// installed.
+var signals = make(chan os.Signal, 8)
+
+func catchSignals() {
+	signal.Notify(signals, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1)
 	signal.Ignore(syscall.SIGPIPE)
-	for s := range sig {
+}
+
+// watchStartup ends the process on a stop signal that arrives before the
+// engine serves (binding may wait, e.g. for a SocketFrom sender): there is
+// nothing to drain yet. Any other signal, or one that arrives as startup
+// ends, is put back for waitSignals. Close the returned channel when the
+// engine is started.
+func watchStartup(log *logrus.Logger) chan struct{} {
+	started := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-started:
+				return
+			case s := <-signals:
+				select {
+				case <-started:
+					signals <- s
+					return
+				default:
+				}
+				if s == syscall.SIGUSR1 {
+					log.Info("reload requested before start: the configuration was just loaded")
+					continue
+				}
+				log.Info("shutting down...")
+				os.Exit(exitOK)
+			}
+		}
+	}()
+	return started
+}
+
+func waitSignals(o *options, eng *engine.Engine, log *logrus.Logger) int {
+	for s := range signals {
 		switch s {
 		case syscall.SIGUSR1:
 			if err := reload(o, eng); err != nil {
