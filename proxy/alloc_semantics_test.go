@@ -40,6 +40,18 @@ func allocVariants() []allocVariant {
 				st.SvcEdits[svc].loc = 1
 			}
 		}},
+		{name: "zproxy dialect with its header rules", setup: func(t testing.TB, st *Listener) {
+			st.Dialect = config.DialectZproxy
+			l := &config.Listener{Headers: config.HeaderRules{
+				RequestAdd:     []string{"X-Via: lbd"},
+				RequestRemove:  []*config.Pattern{mustPattern(t, "^Cookie:")},
+				ResponseAdd:    []string{"X-Served: 1"},
+				ResponseRemove: []*config.Pattern{mustPattern(t, "^Server:")},
+			}}
+			for svc := range st.SvcEdits {
+				st.SvcEdits[svc] = NewEdits(EditsConfig{Dialect: config.DialectZproxy, Listener: l})
+			}
+		}},
 	}
 }
 
