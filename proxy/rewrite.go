@@ -146,36 +146,43 @@ func (c *conn) poundNeedRewrite(st *Listener, mode int, val, vhost []byte) ([]by
 	}
 	path := bytes.TrimPrefix(loc.path, []byte{'/'})
 	host, portStr, hasPort := bytes.Cut(loc.host, []byte{':'})
-	addr, ok := resolveHost(host, be.Addr().Is4())
-	if !ok {
-		return nil, false
-	}
-	// Pound compares the scheme with strncasecmp(proto, "https",
-	// len(proto)), true for "http" too: without an explicit port it
-	// always assumes 443. Kept for byte-identical behaviour.
-	port := 443
-	if hasPort {
+	port := 80
+	switch {
+	case hasPort:
 		port = atoiC(portStr)
+	case http1.EqualFold(loc.proto, "https"):
+		port = 443
 	}
-	if addr == be.Addr() && port == int(be.Port()) {
+	addr, resolved := resolveHost(host, be.Addr().Is4())
+	if resolved && addr == be.Addr() && port == int(be.Port()) {
 		return path, true
 	}
-	lip := c.listenerIP(st)
-	if mode != 1 || lip.Is4() != addr.Is4() {
+	if !resolved && c.ex.be.ServerName() != "" && http1.EqualFold(host, c.ex.be.ServerName()) &&
+		string(loc.proto) == backendScheme(c.ex.be.HTTPS()) {
+		return path, true // a backend known by its TLS server name
+	}
+	if mode != 1 {
 		return nil, false
 	}
+	// The listener itself, by address or by the request's Host, with the
+	// wrong port or scheme (Pound 4.23 writes this test with || between
+	// the two halves, which would also rewrite redirects to other sites
+	// on another port; lbd keeps Pound 2's "and").
 	vhostName, _, _ := bytes.Cut(vhost, []byte{':'})
-	sameHost := addr == lip || bytes.EqualFold(host, vhostName)
+	lip := c.listenerIP(st)
+	sameHost := (resolved && lip.IsValid() && addr == lip) || bytes.EqualFold(host, vhostName)
 	wrongPort := port != c.listenerPort(st)
-	if sameHost && (wrongPort || !schemePrefix(loc.proto, st.Scheme)) {
+	if sameHost && (wrongPort || !http1.EqualFold(loc.proto, st.Scheme)) {
 		return path, true
 	}
 	return nil, false
 }
 
-// schemePrefix is strncasecmp(proto, scheme, len(proto)) == 0.
-func schemePrefix(proto []byte, scheme string) bool {
-	return len(proto) <= len(scheme) && http1.EqualFold(proto, scheme[:len(proto)])
+func backendScheme(https bool) string {
+	if https {
+		return "https"
+	}
+	return "http"
 }
 
 // bindBackend finishes the head in out for the backend b just picked:

@@ -9,6 +9,7 @@ func TestPoundRewriteLocation(t *testing.T) {
 	tests := []struct {
 		name   string
 		mode   string // RewriteLocation argument; "" keeps Pound's default (1)
+		https  bool   // the listener is HTTPS
 		host   string // request Host
 		header string // response header line
 		want   string // line the client gets
@@ -19,7 +20,7 @@ func TestPoundRewriteLocation(t *testing.T) {
 			header: "Content-Location: http://127.0.0.2:8081/", want: "Content-location: http://www.ex.org:8080/"},
 		{name: "listener with wrong scheme", host: "127.0.0.1:8080",
 			header: "Location: https://127.0.0.1:8080/x", want: "Location: http://127.0.0.1:8080/x"},
-		{name: "listener without port counts as 443 (Pound's scheme compare)", host: "127.0.0.1:8080",
+		{name: "listener without port counts as 80 for http", host: "127.0.0.1:8080",
 			header: "Location: http://127.0.0.1/x", want: "Location: http://127.0.0.1:8080/x"},
 		{name: "listener with right port and scheme kept", host: "127.0.0.1:8080",
 			header: "Location: http://127.0.0.1:8080/x", want: "Location: http://127.0.0.1:8080/x"},
@@ -37,6 +38,12 @@ func TestPoundRewriteLocation(t *testing.T) {
 			header: "Location: /x", want: "Location: /x"},
 		{name: "backend port must match", host: "h:8080",
 			header: "Location: http://127.0.0.2:8082/x", want: "Location: http://127.0.0.2:8082/x"},
+		{name: "https listener: http to the listener is rewritten (schemes compared whole)", https: true, host: "127.0.0.1:8080",
+			header: "Location: http://127.0.0.1:8080/x", want: "Location: https://127.0.0.1:8080/x"},
+		{name: "https listener: an unresolvable host equal to the request's Host", https: true, host: "site.invalid:8080",
+			header: "Location: http://site.invalid/x", want: "Location: https://site.invalid:8080/x"},
+		{name: "an unresolvable other host is kept", https: true, host: "site.invalid:8080",
+			header: "Location: http://other.invalid/x", want: "Location: http://other.invalid/x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,6 +52,9 @@ func TestPoundRewriteLocation(t *testing.T) {
 				rules += "\tRewriteLocation " + tt.mode + "\n"
 			}
 			f := loadFixture(t, poundCfg(rules, ""))
+			if tt.https {
+				f.st.Scheme = "https"
+			}
 			c := f.conn(t, "192.0.2.2:4000", crlfLines("GET /a HTTP/1.1\nHost: "+tt.host+"\n\n"))
 			f.respond(t, c, testBackend("127.0.0.2:8081"),
 				crlfLines("HTTP/1.1 302 Found\n"+tt.header+"\nContent-Length: 0\n\n"))
