@@ -270,6 +270,7 @@ func (b *builder) listener(l *config.Listener, own []*service.Service) *proxy.Li
 	if st.Client <= 0 {
 		st.Client = time.Duration(cfg.Timeouts.Client)
 	}
+	st.Limits.CheckMethods, st.Limits.XHTTP = true, l.XHTTP
 	if l.MaxURI > 0 {
 		st.Limits.MaxURI = l.MaxURI
 	}

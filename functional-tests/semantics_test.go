@@ -175,6 +175,7 @@ func TestSemanticsMethodSets(t *testing.T) {
 		{name: "xHTTP 2 allows PROPFIND", xhttp: "2", method: "PROPFIND", want: 200},
 		{name: "xHTTP 2 refuses SUBSCRIBE", xhttp: "2", method: "SUBSCRIBE", want: 405},
 		{name: "xHTTP 3 allows BCOPY", xhttp: "3", method: "BCOPY", want: 200},
+		{name: "xHTTP 0 refuses CONNECT with a path: 405, the method judged before the target", xhttp: "0", method: "CONNECT", want: 405},
 	}
 	be := semStartEcho(t, "127.0.0.2", "one", nil)
 	for _, tt := range tests {
@@ -201,6 +202,7 @@ func TestSemanticsRequestLimits(t *testing.T) {
 	}{
 		{name: "CheckURL mismatch is 501", listener: "\tCheckURL \"^/ok\"\n", req: "GET /bad HTTP/1.1\nHost: h\n\n", want: 501},
 		{name: "CheckURL match passes", listener: "\tCheckURL \"^/ok\"\n", req: "GET /ok HTTP/1.1\nHost: h\n\n", want: 200},
+		{name: "zproxy: CheckURL mismatch is 503 (Bad URL)", listener: zproxyMark + "\tCheckURL \"^/ok\"\n", req: "GET /bad HTTP/1.1\nHost: h\n\n", want: 503},
 		{name: "MaxRequest over is 413", listener: "\tMaxRequest 10\n",
 			req: "POST /p HTTP/1.1\nHost: h\nContent-Length: 11\n\n01234567890", want: 413},
 		{name: "MaxRequest at the limit passes", listener: "\tMaxRequest 10\n",

@@ -19,19 +19,21 @@ var (
 	errMethod         = &Error{400, "invalid method"}
 	errUnknownMethod  = &Error{400, "unknown method"}
 	errTarget         = &Error{400, "invalid request-target"}
-	errFragment       = &Error{400, "fragment in request-target"}
-	errVersion        = &Error{400, "unsupported HTTP version"}
-	errHost           = &Error{400, "missing, repeated or invalid Host"}
-	errCL             = &Error{400, "invalid Content-Length"}
-	errCLRepeated     = &Error{400, "repeated Content-Length"}
-	errTECL           = &Error{400, "Transfer-Encoding with Content-Length"}
-	errTERepeated     = &Error{400, "repeated Transfer-Encoding"}
-	errTEHTTP10       = &Error{400, "Transfer-Encoding in HTTP/1.0"}
-	errTEInvalid      = &Error{400, "invalid Transfer-Encoding"}
-	errTENotLast      = &Error{400, "chunked is not the last transfer coding"}
-	errTEUnknown      = &Error{501, "unsupported transfer coding"}
-	errConnection     = &Error{400, "invalid Connection"}
-	errExpect         = &Error{417, "unsupported expectation"}
+	// ErrMethodNotAllowed: the method is outside Limits.XHTTP.
+	ErrMethodNotAllowed = &Error{405, "method not allowed"}
+	errFragment         = &Error{400, "fragment in request-target"}
+	errVersion          = &Error{400, "unsupported HTTP version"}
+	errHost             = &Error{400, "missing, repeated or invalid Host"}
+	errCL               = &Error{400, "invalid Content-Length"}
+	errCLRepeated       = &Error{400, "repeated Content-Length"}
+	errTECL             = &Error{400, "Transfer-Encoding with Content-Length"}
+	errTERepeated       = &Error{400, "repeated Transfer-Encoding"}
+	errTEHTTP10         = &Error{400, "Transfer-Encoding in HTTP/1.0"}
+	errTEInvalid        = &Error{400, "invalid Transfer-Encoding"}
+	errTENotLast        = &Error{400, "chunked is not the last transfer coding"}
+	errTEUnknown        = &Error{501, "unsupported transfer coding"}
+	errConnection       = &Error{400, "invalid Connection"}
+	errExpect           = &Error{417, "unsupported expectation"}
 )
 
 // headLimits are the resolved (non-zero) limits of one parse.

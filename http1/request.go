@@ -41,6 +41,9 @@ func ParseRequestHead(buf []byte, req *Request, lim *Limits) error {
 		return err
 	}
 	req.HeadLen = end
+	if lim != nil && lim.CheckMethods && !MethodAllowed(lim.XHTTP, req.MethodID) {
+		return ErrMethodNotAllowed
+	}
 	if err := req.parseTarget(); err != nil {
 		return err
 	}

@@ -202,6 +202,11 @@ func TestParseRequestLimits(t *testing.T) {
 		{name: "head_complete_over_max_400", raw: "GET / HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("A: 1\r\n", 14) + "\r\n", lim: &Limits{MaxHead: 100}, status: 400},
 		{name: "head_at_max_ok", raw: "GET / HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("A: 1\r\n", 13) + "\r\n", lim: &Limits{MaxHead: 105}, status: statusOK},
 		{name: "zero_limits_take_defaults", raw: browserReq, lim: &Limits{}, status: statusOK},
+		{name: "xhttp0_connect_path_405_before_target_form", raw: "CONNECT /echo/foo HTTP/1.1\r\nHost: h\r\n\r\n", lim: &Limits{CheckMethods: true}, status: 405},
+		{name: "xhttp0_put_405", raw: "PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", lim: &Limits{CheckMethods: true}, status: 405},
+		{name: "xhttp0_get_ok", raw: "GET / HTTP/1.1\r\nHost: h\r\n\r\n", lim: &Limits{CheckMethods: true}, status: statusOK},
+		{name: "xhttp2_put_ok", raw: "PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", lim: &Limits{CheckMethods: true, XHTTP: 2}, status: statusOK},
+		{name: "unchecked_connect_path_400", raw: "CONNECT /echo/foo HTTP/1.1\r\nHost: h\r\n\r\n", status: 400},
 		{name: "incomplete_needs_more", raw: "GET / HTTP/1.1\r\nHost: h\r\n", status: statusIncomplete},
 	}
 	for _, tt := range tests {

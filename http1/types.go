@@ -28,6 +28,11 @@ type Limits struct {
 	MaxHeaderLine  int // longer header line -> 413 (Pound LineBufferSize, 4096)
 	MaxHeaders     int // more header fields -> 400 (100)
 	MaxHead        int // larger head -> 400 (64 KiB)
+	// CheckMethods refuses a method outside the xHTTP level XHTTP with
+	// 405 before the request-target is judged, as Pound does (CONNECT
+	// /path is a 405 where CONNECT is not allowed, not a 400).
+	CheckMethods bool
+	XHTTP        int
 }
 
 // DefaultLimits are Pound 4's and HAProxy's.
