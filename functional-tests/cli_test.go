@@ -223,3 +223,29 @@ func checkHandledExit(t *testing.T, cmd *exec.Cmd, what string) {
 		t.Errorf("%s: %v", what, cmd.ProcessState)
 	}
 }
+
+// TestCheckSaysTheDialect: lbd -c -v names the dialect it chose and why.
+func TestCheckSaysTheDialect(t *testing.T) {
+	dir := t.TempDir()
+	pound := writeFile(t, dir, "pound.cfg", goodConfig)
+	zfile := writeFile(t, dir, "z.cfg", strings.Replace(goodConfig, "ListenHTTP\n", "ListenHTTP\n\tName z\n", 1))
+	policy := writeFile(t, dir, "policy.cfg", strings.Replace(goodConfig, "\tService\n", "\tService\n\t\tRoutingPolicy LEAST_CONNECTIONS\n", 1))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "pound file", args: []string{"-c", "-v", "-f", pound}, want: "lbd: pound dialect: the file uses no zproxy-only statement\n"},
+		{name: "RoutingPolicy alone stays Pound", args: []string{"-c", "-v", "-f", policy}, want: "lbd: pound dialect: the file uses no zproxy-only statement\n"},
+		{name: "zproxy statement", args: []string{"-c", "-v", "-f", zfile}, want: "lbd: zproxy dialect: the file uses zproxy's Name (" + zfile + ":4)\n"},
+		{name: "-C", args: []string{"-c", "-v", "-C", filepath.Join(dir, "z.sock"), "-f", pound}, want: "lbd: zproxy dialect: started with -C (zproxy's command line)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := runCLI(t, binary(t, "lbd"), dir, tc.args...)
+			if code != 0 || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d, output:\n%s\nwant a line %q", code, out, tc.want)
+			}
+		})
+	}
+}
