@@ -194,7 +194,20 @@ func (b *backend) stop() { b.srv.Close() }
 // connection is closed when it returns.
 func rawBackend(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) *backend {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	return connBackend(t, "127.0.0.2", func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err == nil {
+			serve(c, br)
+		}
+	})
+}
+
+// connBackend runs handle, in its own goroutine, for every connection
+// accepted on a free port of host; handle owns (and closes) the conn.
+func connBackend(t *testing.T, host string, handle func(c net.Conn)) *backend {
+	t.Helper()
+	ln, err := net.Listen("tcp", host+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,13 +218,7 @@ func rawBackend(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) *backend
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				if _, err := http.ReadRequest(br); err == nil {
-					serve(c, br)
-				}
-			}()
+			go handle(c)
 		}
 	}()
 	return &backend{addr: ln.Addr().String()}

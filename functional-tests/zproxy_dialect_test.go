@@ -22,21 +22,7 @@ import (
 // carrying lbd's own decision; a backend that says close closes the
 // client connection too.
 func TestZproxyFramingInPlace(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go serveFraming(c)
-		}
-	}()
-	be := &backend{addr: ln.Addr().String()}
+	be := connBackend(t, "127.0.0.2", serveFraming)
 	p := startLBD(t, semConfig("", zproxyMark, be.block()))
 	raw, closed := rawExchange(t, p.addr, []byte("GET /keep HTTP/1.1\r\nHost: h\r\n\r\n"), 500*time.Millisecond)
 	want := "HTTP/1.1 200 OK\r\nServer: raw\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\nX-After: 1\r\n\r\n"
