@@ -14,7 +14,11 @@ type LoadOptions struct {
 	IncludeDir     string // -W include-dir=DIR; "" = dir of the config file
 	NoIncludeDir   bool   // -W no-include-dir: relative names from the working dir
 	NoDNS          bool   // -W no-dns: do not resolve hostnames
-	WarnDeprecated bool   // -W warn-deprecated: Pound 4 "deprecated statement, use X instead" warnings (default off: classic and zproxy syntax are first-class in lbd)
+	// WarnDeprecated prints Pound 4's "deprecated statement, use X
+	// instead" warnings for a file in the Pound dialect (lbd turns it on
+	// by default, as Pound 4.23 does; -W no-warn-deprecated turns it off).
+	// zproxy files are never warned: those statements are zproxy's own.
+	WarnDeprecated bool
 	// Dialect forces the dialect ("" = decided by the file); Why says
 	// what on the command line forced it.
 	Dialect    Dialect
@@ -69,6 +73,11 @@ type builder struct {
 	lst  map[*Listener]*listenerExtra
 	svcs map[*Service]*serviceExtra
 	bes  map[*Backend]*backendExtra
+}
+
+// warnDeprecated reports whether Pound 4's deprecation warnings apply.
+func (b *builder) warnDeprecated() bool {
+	return b.opts.WarnDeprecated && b.cfg.Dialect == DialectPound
 }
 
 // build turns a parsed tree into a validated Config.
@@ -238,7 +247,7 @@ func dispatch[T any](b *builder, t table[T], unsup map[string]string, x T, n *pa
 		b.errorf(n.Span, "syntax error")
 		return
 	}
-	if d.depr != "" && b.opts.WarnDeprecated {
+	if d.depr != "" && b.warnDeprecated() {
 		b.warnf(n.Span, "deprecated statement, %s", d.depr)
 	}
 	units, ok := b.classify(n.Args, d.flags, n)

@@ -133,7 +133,7 @@ func serviceIgnoreCase(n *parser.Node) bool {
 func serviceBackend(b *builder, s *Service, n *parser.Node, u []unit) {
 	if len(u) > 0 {
 		// Pound's deprecated `Backend "name" ... End` reference form.
-		if b.opts.WarnDeprecated {
+		if b.warnDeprecated() {
 			b.warnf(u[0].arg.Span, "referring to a named backend by tagged Backend statement is deprecated; use the 'Use %q' statement instead", u[0].arg.Text)
 		}
 		if ref := b.backendRefBlock(n, u[0].arg.Text); ref != nil {

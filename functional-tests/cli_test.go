@@ -249,3 +249,30 @@ func TestCheckSaysTheDialect(t *testing.T) {
 		})
 	}
 }
+
+// TestDeprecationWarningsByDefault: like Pound 4.23, lbd warns about
+// deprecated statements of a Pound file unless -W no-warn-deprecated;
+// a zproxy file, whose own statements they are, is never warned.
+func TestDeprecationWarningsByDefault(t *testing.T) {
+	dir := t.TempDir()
+	pound := writeFile(t, dir, "pound.cfg", strings.Replace(goodConfig, "\tService\n", "\tHeadRemove \"X-Bar:.*\"\n\tService\n", 1))
+	zfile := writeFile(t, dir, "z.cfg", strings.Replace(goodConfig, "ListenHTTP\n", "ListenHTTP\n\tName z\n\tHeadRemove \"X-Bar:.*\"\n", 1))
+	const warning = `warning: deprecated statement, use "DeleteHeader" instead`
+	tests := []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{name: "pound file, default", args: []string{"-c", "-f", pound}, warn: true},
+		{name: "pound file, -W no-warn-deprecated", args: []string{"-W", "no-warn-deprecated", "-c", "-f", pound}},
+		{name: "zproxy file", args: []string{"-c", "-f", zfile}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := runCLI(t, binary(t, "lbd"), dir, tc.args...)
+			if code != 0 || strings.Contains(out, warning) != tc.warn {
+				t.Errorf("exit %d, output %q; want the warning: %v", code, out, tc.warn)
+			}
+		})
+	}
+}

@@ -63,7 +63,7 @@ func run(o *options) int {
 // loadOptions applies Pound's -W features; unknown ones are ignored, as
 // Pound does.
 func loadOptions(o *options) config.LoadOptions {
-	var lo config.LoadOptions
+	lo := config.LoadOptions{WarnDeprecated: true} // Pound 4.23's default
 	switch {
 	case o.control != "":
 		lo.Dialect, lo.DialectWhy = config.DialectZproxy, "started with -C (zproxy's command line)"
