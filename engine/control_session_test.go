@@ -42,3 +42,33 @@ func TestMoveSessionStatic(t *testing.T) {
 		})
 	}
 }
+
+// TestStateShowsCookieKeys: zproxy's API shows each backend's
+// COOKIEINSERT key ("cookie-key").
+func TestStateShowsCookieKeys(t *testing.T) {
+	cfg := load(t, `ListenHTTP
+	Name z
+	Address 127.0.0.1
+	Port 18080
+	Service "web"
+		BackEnd
+			Address 127.0.0.2
+			Port 80
+		End
+		Session
+			Type COOKIEINSERT
+			ID "sid"
+			TTL 60
+		End
+	End
+End
+`)
+	e, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.State().Listeners[0].Services[0].Backends[0]
+	if b.CookieKey != "4-7f000002-500000" {
+		t.Errorf("cookie-key %q, want 4-7f000002-500000", b.CookieKey)
+	}
+}

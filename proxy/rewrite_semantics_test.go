@@ -147,6 +147,42 @@ func TestResponseHeadFraming(t *testing.T) {
 	}
 }
 
+// TestZproxyResponseFraming: zproxy keeps the backend's framing lines in
+// place, Connection carrying lbd's decision; a 101's Upgrade and
+// Connection are relayed once, where the backend wrote them.
+func TestZproxyResponseFraming(t *testing.T) {
+	f := loadFixture(t, zproxyCfg("", ""))
+	tests := []struct {
+		name string
+		resp string
+		mode int
+		want string
+	}{
+		{name: "Transfer-Encoding and Connection in place",
+			resp: "HTTP/1.1 200 OK\nServer: s\nTransfer-Encoding: chunked\nConnection: keep-alive\nX-A: 1\n\n",
+			mode: connKeep, want: "HTTP/1.1 200 OK\nServer: s\nTransfer-Encoding: chunked\nConnection: keep-alive\nX-A: 1\n\n"},
+		{name: "lbd's close written at the backend's Connection line",
+			resp: "HTTP/1.1 200 OK\nConnection: keep-alive\nContent-Length: 2\n\n",
+			mode: connClose, want: "HTTP/1.1 200 OK\nConnection: close\nContent-Length: 2\n\n"},
+		{name: "no Connection from the backend: lbd's close at the end",
+			resp: "HTTP/1.1 200 OK\nContent-Length: 2\n\n",
+			mode: connClose, want: "HTTP/1.1 200 OK\nContent-Length: 2\nConnection: close\n\n"},
+		{name: "101 relayed once, in place",
+			resp: "HTTP/1.1 101 Switching Protocols\nUpgrade: websocket\nConnection: Upgrade\nSec-WebSocket-Accept: k\n\n",
+			mode: connUpgrade, want: "HTTP/1.1 101 Switching Protocols\nUpgrade: websocket\nConnection: Upgrade\nSec-WebSocket-Accept: k\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := f.conn(t, "192.0.2.2:4000", crlfLines("GET / HTTP/1.1\nHost: h\n\n"))
+			f.respond(t, c, testBackend("127.0.0.2:8081"), crlfLines(tt.resp))
+			got := string(c.appendResponseHead(f.st, nil, tt.mode))
+			if want := crlfLines(tt.want); got != want {
+				t.Errorf("head:\n%q\nwant\n%q", got, want)
+			}
+		})
+	}
+}
+
 func TestParseLocation(t *testing.T) {
 	tests := []struct {
 		in, proto, host, path string
