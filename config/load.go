@@ -11,9 +11,9 @@ import (
 
 // LoadOptions are the -W features of Pound 4 that change how a file loads.
 type LoadOptions struct {
-	IncludeDir     string // -W include-dir=DIR; "" = dir of the config file
-	NoIncludeDir   bool   // -W no-include-dir: relative names from the working dir
-	NoDNS          bool   // -W no-dns: do not resolve hostnames
+	IncludeDir   string // -W include-dir=DIR; "" = dir of the config file
+	NoIncludeDir bool   // -W no-include-dir: relative names from the working dir
+	NoDNS        bool   // -W no-dns: do not resolve hostnames
 	// WarnDeprecated prints Pound 4's "deprecated statement, use X
 	// instead" warnings for a file in the Pound dialect (lbd turns it on
 	// by default, as Pound 4.23 does; -W no-warn-deprecated turns it off).
