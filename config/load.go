@@ -149,6 +149,11 @@ func (b *builder) warnf(s parser.Span, format string, a ...any) {
 	b.diags = append(b.diags, &parser.Diagnostic{Span: s, Msg: fmt.Sprintf(format, a...), Warning: true})
 }
 
+// notef adds the second line of the warning before it.
+func (b *builder) notef(s parser.Span, format string, a ...any) {
+	b.diags = append(b.diags, &parser.Diagnostic{Span: s, Msg: fmt.Sprintf(format, a...), Warning: true, Note: true})
+}
+
 // unsupported reports a directive lbd accepts but does not implement.
 func (b *builder) unsupported(name string, s parser.Span) {
 	b.warnf(s, "%q is not supported", name)

@@ -174,8 +174,10 @@ func (b *builder) checkBackendMix(s *Service) {
 		b.errorf(span, "service mixes backends of different types")
 	case kinds[BackendRedirect] > 0 && kinds[BackendRegular] > 0:
 		b.warnf(span, "service mixes regular and redirect backends")
+		b.notef(span, "see section \"DEPRECATED FEATURES\" in pound(8)")
 	case kinds[BackendRedirect] > 1:
 		b.warnf(span, "service uses multiple redirect backends")
+		b.notef(span, "see section \"DEPRECATED FEATURES\" in pound(8)")
 	}
 }
 

@@ -140,6 +140,9 @@ type Diagnostic struct {
 	Span    Span
 	Msg     string
 	Warning bool
+	// Note marks a warning's second line, which Pound prints without
+	// "warning:" (it is no error either).
+	Note bool
 }
 
 // Error formats the diagnostic as Pound 4 does (without the program prefix):
@@ -151,7 +154,7 @@ func (d *Diagnostic) Error() string {
 	if d.Span.Start.Line > 0 {
 		prefix = d.Span.String() + ": "
 	}
-	if d.Warning {
+	if d.Warning && !d.Note {
 		return prefix + "warning: " + d.Msg
 	}
 	return prefix + d.Msg

@@ -42,6 +42,8 @@ func TestDiagnosticError(t *testing.T) {
 			want: "p.cfg:3.1-6: unrecognized keyword"},
 		{name: "warning", diag: Diagnostic{Span: sp("p.cfg", 2, 11, 2, 11), Msg: "unrecognized escape character", Warning: true},
 			want: "p.cfg:2.11: warning: unrecognized escape character"},
+		{name: "a warning's second line", diag: Diagnostic{Span: sp("p.cfg", 4, 9, 14, 11), Msg: "see section \"DEPRECATED FEATURES\" in pound(8)", Warning: true, Note: true},
+			want: "p.cfg:4.9-14.11: see section \"DEPRECATED FEATURES\" in pound(8)"},
 		{name: "no position", diag: Diagnostic{Span: Span{Start: Pos{File: "p.cfg"}}, Msg: "can't open p.cfg: x"},
 			want: "can't open p.cfg: x"},
 	}
