@@ -243,13 +243,6 @@ func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
 	return o
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // listener builds the data-path view of a listener.
 func (b *builder) listener(l *config.Listener, own []*service.Service) *proxy.Listener {
 	cfg := b.cfg

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -46,23 +47,10 @@ func TestMoveSessionStatic(t *testing.T) {
 // TestStateShowsCookieKeys: zproxy's API shows each backend's
 // COOKIEINSERT key ("cookie-key").
 func TestStateShowsCookieKeys(t *testing.T) {
-	cfg := load(t, `ListenHTTP
-	Name z
-	Address 127.0.0.1
-	Port 18080
-	Service "web"
-		BackEnd
-			Address 127.0.0.2
-			Port 80
-		End
-		Session
-			Type COOKIEINSERT
-			ID "sid"
-			TTL 60
-		End
-	End
-End
-`)
+	// twoBackends made a zproxy file with COOKIEINSERT sessions.
+	src := strings.Replace(twoBackends, "ListenHTTP\n", "ListenHTTP\n\tName z\n", 1)
+	src = strings.Replace(src, "Type HEADER\n\t\t\tID \"X-S\"", "Type COOKIEINSERT\n\t\t\tID \"sid\"", 1)
+	cfg := load(t, strings.Replace(src, "PRIO", "1", 1))
 	e, err := New(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package functionaltests
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -143,25 +144,15 @@ func TestZproxyControlOnTheControlSocket(t *testing.T) {
 // unixGet does GET path on the control socket and returns the body.
 func unixGet(t *testing.T, sock, path string) string {
 	t.Helper()
-	c, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
+	resp, body := get(t, c, "http://localhost"+path)
 	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
 	}
-	return string(b)
+	return body
 }
 
 // TestZproxyHTTPSIsHTTP11: a zproxy HTTPS listener offers only HTTP/1.1

@@ -224,7 +224,13 @@ func (c *conn) zproxyGenerated(st *Listener, reply []byte) []byte {
 		n := bytes.Index(rest, []byte(crlf))
 		line := rest[:n]
 		rest = rest[n+2:]
-		name, value, _ := bytes.Cut(line, []byte{':'})
+		name, value, ok := bytes.Cut(line, []byte{':'})
+		if !ok {
+			// Not a header line (lbd's own replies have none such): kept
+			// as it is, no rule can match it.
+			dst = append(append(dst, line...), crlf...)
+			continue
+		}
 		h := http1.Header{Name: name, Value: bytes.TrimLeft(value, " \t")}
 		switch r := zproxyReplacement(e.respReplace, &h, dst[len(dst):]); {
 		case removedBy(e.respRemove, &h, dst[len(dst):]):
