@@ -279,7 +279,7 @@ func (c *conn) appendPoundHeaders(st *Listener, e *HeaderEdits, dst []byte) []by
 	for i := range c.req.Headers {
 		dst = c.appendReceived(st, e, &p, i, dst)
 	}
-	dst = c.appendFraming(dst)
+	dst = c.appendFraming(dst, true)
 	dst = c.appendMissingForwarded(st, &p, dst)
 	dst = c.appendSSLHeaders(dst)
 	return append(dst, crlf...)
@@ -325,10 +325,11 @@ func (c *conn) appendXFPort(st *Listener, dst []byte) []byte {
 }
 
 // appendFraming adds the lines lbd itself owns: the Host of an
-// absolute-form request and the hop-by-hop framing it re-creates.
-func (c *conn) appendFraming(dst []byte) []byte {
+// absolute-form request (unless host is false: zproxy's RewriteHost
+// writes its own) and the hop-by-hop framing it re-creates.
+func (c *conn) appendFraming(dst []byte, host bool) []byte {
 	req := &c.req
-	if req.AbsoluteForm {
+	if req.AbsoluteForm && host {
 		dst = appendLine(dst, hdrHost, req.Host)
 	}
 	if req.Chunked {

@@ -56,7 +56,7 @@ func (c *conn) appendPoundHeadersEdited(st *Listener, e *HeaderEdits, dst []byte
 	for j := 0; j < s.n; j++ {
 		dst = s.emit(fate, j, dst)
 	}
-	dst = c.appendFraming(dst)
+	dst = c.appendFraming(dst, true)
 	for j := s.n; j < total; j++ {
 		dst = s.emit(fate, j, dst)
 	}

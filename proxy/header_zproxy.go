@@ -38,15 +38,7 @@ func (c *conn) appendZproxyRequest(st *Listener, e *HeaderEdits, dst []byte) []b
 		}
 		dst = appendRaw(dst, h)
 	}
-	if req.AbsoluteForm && !e.rewriteHost {
-		dst = appendLine(dst, hdrHost, req.Host)
-	}
-	if req.Chunked {
-		dst = append(dst, chunkedLine...)
-	}
-	if req.Upgrade {
-		dst = append(dst, upgradeLine...)
-	}
+	dst = c.appendFraming(dst, !e.rewriteHost)
 	for i := range req.Headers {
 		h := &req.Headers[i]
 		if c.zproxyDrops(e, h, dst[len(dst):]) {
