@@ -18,8 +18,7 @@ type condCtx struct {
 
 // condUnsupported are Pound 4 conditions lbd accepts without implementing
 // them; a service using one matches more than it would in Pound.
-var condUnsupported = canonSet("ACL", "BasicAuth", "TBF", "StringMatch",
-	"ClientCert", "Eval", "LuaMatch")
+var condUnsupported = canonSet("BasicAuth", "TBF", "ClientCert", "LuaMatch")
 
 var condTable = table[*condCtx]{}
 
@@ -46,6 +45,17 @@ func initCondTable() {
 	t.add("HeadDeny", "f*s?", func(b *builder, c *condCtx, n *parser.Node, u []unit) {
 		b.addCond(c, n, &Condition{Kind: CondHeader, Not: true}, u, patOpts{kind: MatchRegex, icase: true})
 	}).withFlags(patternFlags...).deprecated(useInstead("Not Header"))
+	t.add("StringMatch", "sf*s", func(b *builder, c *condCtx, n *parser.Node, u []unit) {
+		b.addCond(c, n, &Condition{Kind: CondStringMatch, Subject: u[0].arg.Text}, u[1:], patOpts{kind: MatchRegex, icase: c.icase})
+	}).withFlags(patternFlags...)
+	t.add("ACL", ".*", condACL).either()
+	t.add("Eval", "s", func(b *builder, c *condCtx, n *parser.Node, u []unit) {
+		if !b.detached[u[0].arg.Text] {
+			b.errorf(u[0].arg.Span, "%s: no such condition", u[0].arg.Text)
+			return
+		}
+		*c.conds = append(*c.conds, &Condition{Kind: CondEval, Name: u[0].arg.Text})
+	})
 	t.add("Match", "l?", condMatch).block()
 	t.add("Not", ".*", condNot).either()
 }
@@ -54,10 +64,13 @@ func initCondTable() {
 // flags override the directive's defaults def, and appends it to ctx.
 func (b *builder) addCond(ctx *condCtx, n *parser.Node, c *Condition, u []unit, def patOpts) {
 	o, rest := b.patternOpts(u, def.kind, def.icase)
+	c.Tag, c.Decode = o.tag, o.decode
 	switch {
 	case o.file != nil && len(rest) > 0:
 		b.errorf(rest[0].arg.Span, "superfluous arguments")
 		return
+	case o.watch:
+		c = b.watchedConds(*o.file, c, o)
 	case o.file != nil:
 		sub := b.fileConds(*o.file, c, o)
 		if sub == nil {
@@ -68,7 +81,7 @@ func (b *builder) addCond(ctx *condCtx, n *parser.Node, c *Condition, u []unit, 
 		b.errorf(stmtSpan(n), "required argument missing")
 		return
 	default:
-		if c.Pattern = b.compile(rest[0].arg, o.kind, o.icase); c.Pattern == nil {
+		if c.Pattern = b.compileOpts(rest[0].arg, o); c.Pattern == nil {
 			return
 		}
 	}
@@ -93,11 +106,12 @@ func (b *builder) fileConds(a parser.Arg, proto *Condition, o patOpts) []*Condit
 			Start: parser.Pos{File: path, Line: line, Col: 1},
 			End:   parser.Pos{File: path, Line: line, Col: len(sc.Text())},
 		}}
-		p := b.compile(at, o.kind, o.icase)
+		p := b.compileOpts(at, o)
 		if p == nil {
 			return nil
 		}
-		out = append(out, &Condition{Kind: proto.Kind, Name: proto.Name, Pattern: p})
+		out = append(out, &Condition{Kind: proto.Kind, Name: proto.Name, Tag: proto.Tag,
+			Decode: proto.Decode, Subject: proto.Subject, Pattern: p})
 	}
 	if len(out) == 0 {
 		b.errorf(a.Span, "%s: no patterns", path)

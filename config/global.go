@@ -52,8 +52,7 @@ var syslogFacilities = map[string]bool{
 var globalUnsupported = canonSet("SSLEngine", "ECDHCurve", "DHParams",
 	"ThreadModel", "Supervisor", "WorkerMinCount", "WorkerMaxCount",
 	"WorkerIdleTimeout", "WorkerStackSize", "ConnectionQueueSize", "ReserveFD",
-	"WatcherTTL", "RegexType", "BackendStats", "ForwardedHeader", "TrustedIP",
-	"Constant", "ACL", "Condition", "CombineHeaders", "Resolver", "Lua",
+	"BackendStats", "Resolver", "Lua",
 	"Tunnel", "Name", "HTTPTracerDir", "DynScale", "Ignore100continue",
 	"ControlIP", "ControlPort")
 

@@ -14,16 +14,35 @@ import (
 
 // addHeaderDirectives registers the header edits on a section table; hr
 // gives the HeaderRules of the section's value.
-func addHeaderDirectives[T any](t table[T], hr func(T) *HeaderRules) {
-	set := func(b *builder, x T, _ *parser.Node, u []unit) {
-		if b.headerLine(u[0].arg) {
-			h := hr(x)
-			h.RequestSet = append(h.RequestSet, u[0].arg.Text)
+//
+// In the Pound dialect SetHeader and DeleteHeader (and their aliases) are
+// request modifications of the section's rules (rw), run in statement
+// order with SetURL, Rewrite and the rest; zproxy's header edits keep
+// their fixed order.
+func addHeaderDirectives[T any](t table[T], hr func(T) *HeaderRules, rw func(T) *Rewrites) {
+	set := func(b *builder, x T, n *parser.Node, u []unit) {
+		if !b.headerLine(u[0].arg) {
+			return
 		}
+		if b.cfg.Dialect == DialectPound {
+			sectionSink(rw(x))(b, &Action{Pos: Locus(stmtSpan(n)), Kind: ActSetHeader, Value: u[0].arg.Text, HasVal: true})
+			return
+		}
+		h := hr(x)
+		h.RequestSet = append(h.RequestSet, u[0].arg.Text)
 	}
+	del := func(b *builder, x T, n *parser.Node, p *Pattern) {
+		if b.cfg.Dialect == DialectPound {
+			sectionSink(rw(x))(b, &Action{Pos: Locus(stmtSpan(n)), Kind: ActDeleteHeader, Pattern: p})
+			return
+		}
+		h := hr(x)
+		h.RequestRemove = append(h.RequestRemove, p)
+	}
+	addURLActions(t, func(_ *builder, x T) actionSink { return sectionSink(rw(x)) })
 	addReq := func(b *builder, x T, n *parser.Node, u []unit) {
 		// Pound 4 made AddHeader an alias of SetHeader; zproxy appends.
-		if b.cfg.Dialect == DialectPound && !strings.EqualFold(n.Keyword, "AddRequestHeader") {
+		if b.cfg.Dialect == DialectPound {
 			set(b, x, n, u)
 			return
 		}
@@ -42,21 +61,24 @@ func addHeaderDirectives[T any](t table[T], hr func(T) *HeaderRules) {
 			h.ResponseAdd = append(h.ResponseAdd, u[0].arg.Text)
 		}
 	})
-	t.add("DeleteHeader", "f*s", func(b *builder, x T, _ *parser.Node, u []unit) {
+	t.add("DeleteHeader", "f*s", func(b *builder, x T, n *parser.Node, u []unit) {
 		if p := b.patternArgs(u, MatchRegex, true); p != nil {
-			h := hr(x)
-			h.RequestRemove = append(h.RequestRemove, p)
+			del(b, x, n, p)
 		}
 	}).withFlags(patternFlags...)
-	remove := func(b *builder, x T, _ *parser.Node, u []unit) {
+	remove := func(b *builder, x T, n *parser.Node, u []unit) {
 		if p := b.compile(u[0].arg, MatchRegex, true); p != nil {
-			h := hr(x)
-			h.RequestRemove = append(h.RequestRemove, p)
+			del(b, x, n, p)
 		}
 	}
 	t.add("HeaderRemove", "s", remove).deprecated(useInstead("DeleteHeader"))
 	t.alias("HeadRemove", "HeaderRemove", useInstead("DeleteHeader"))
-	t.add("RemoveRequestHeader", "s", remove)
+	t.add("RemoveRequestHeader", "s", func(b *builder, x T, _ *parser.Node, u []unit) {
+		if p := b.compile(u[0].arg, MatchRegex, true); p != nil {
+			h := hr(x)
+			h.RequestRemove = append(h.RequestRemove, p)
+		}
+	})
 	t.add("RemoveResponseHeader", "s", func(b *builder, x T, _ *parser.Node, u []unit) {
 		if p := b.compile(u[0].arg, MatchRegex, true); p != nil {
 			h := hr(x)

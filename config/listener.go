@@ -24,9 +24,7 @@ type listenerExtra struct {
 
 // listenerUnsupported are listener directives lbd accepts without
 // implementing them.
-var listenerUnsupported = canonSet("Rewrite", "RewriteErrors", "SetURL",
-	"SetPath", "SetQuery", "SetQueryParam", "DeleteQuery", "LuaModify",
-	"ForwardedHeader", "TrustedIP", "Constant", "ACME", "WafRules", "ErrWAF",
+var listenerUnsupported = canonSet("LuaModify", "ACME", "WafRules", "ErrWAF",
 	"CertDir", "SSLConfigFile", "SSLConfigSection", "SSLUncleanShutdown",
 	"ForwardSNI", "ECDHCurve", "DHParams", "ForceHTTP10")
 
@@ -91,7 +89,8 @@ func initListenerTables() {
 			b.lst[l].lineSet = true
 		}
 	})
-	addHeaderDirectives(t, func(l *Listener) *HeaderRules { return &l.Headers })
+	addHeaderDirectives(t, func(l *Listener) *HeaderRules { return &l.Headers }, func(l *Listener) *Rewrites { return &l.Rewrites })
+	initLangListener(t)
 	t.add("HeaderOption", "[sl]+", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
 		// Validate now, apply in finish once the global set is known.
 		before := len(b.diags)

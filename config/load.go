@@ -73,6 +73,11 @@ type builder struct {
 	lst  map[*Listener]*listenerExtra
 	svcs map[*Service]*serviceExtra
 	bes  map[*Backend]*backendExtra
+	// Pound 4 language state: RegexType's current dialect, the named
+	// ACLs and the detached conditions defined so far.
+	pcre     bool
+	acls     map[string]*ACL
+	detached map[string]bool
 }
 
 // warnDeprecated reports whether Pound 4's deprecation warnings apply.
@@ -83,15 +88,17 @@ func (b *builder) warnDeprecated() bool {
 // build turns a parsed tree into a validated Config.
 func build(path string, tree *parser.File, pdiags []*parser.Diagnostic, inc string, opts LoadOptions) (*Config, []*parser.Diagnostic, error) {
 	b := &builder{
-		fs:     opts.fsys,
-		opts:   opts,
-		incDir: inc,
-		diags:  append([]*parser.Diagnostic(nil), pdiags...),
-		unsup:  map[string]bool{},
-		named:  map[string]*Backend{},
-		lst:    map[*Listener]*listenerExtra{},
-		svcs:   map[*Service]*serviceExtra{},
-		bes:    map[*Backend]*backendExtra{},
+		fs:       opts.fsys,
+		opts:     opts,
+		incDir:   inc,
+		diags:    append([]*parser.Diagnostic(nil), pdiags...),
+		unsup:    map[string]bool{},
+		named:    map[string]*Backend{},
+		lst:      map[*Listener]*listenerExtra{},
+		svcs:     map[*Service]*serviceExtra{},
+		bes:      map[*Backend]*backendExtra{},
+		acls:     map[string]*ACL{},
+		detached: map[string]bool{},
 	}
 	if b.fs == nil {
 		b.fs = osFS{}
@@ -308,6 +315,8 @@ func init() {
 	initControlTable()
 	initListenerTables()
 	initCondTable()
+	initRewriteTables()
+	initLangGlobal(globalTable)
 	initServiceTable()
 	initSessionTable()
 	initBackendTable()

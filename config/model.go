@@ -70,6 +70,18 @@ type Config struct {
 	Services      []*Service  `json:"services,omitempty"` // global services
 	NamedBackends []*Backend  `json:"named_backends,omitempty"`
 
+	// Pound 4's request language at top level: detached conditions (for
+	// Eval), constants, the trusted proxies and the forwarded header that
+	// decide the originator address, and the headers to combine.
+	Detached        []*Detached       `json:"detached,omitempty"`
+	Constants       map[string]string `json:"constants,omitempty"`
+	TrustedIP       *ACL              `json:"trusted_ip,omitempty"`
+	ForwardedHeader string            `json:"forwarded_header,omitempty"`
+	CombineHeaders  []string          `json:"combine_headers,omitempty"`
+	// Watched are the -filewatch files (patterns, ACLs, constants) the
+	// engine keeps up to date while running.
+	Watched []Watched `json:"-"`
+
 	// Unsupported lists directives lbd accepts but does not implement; each
 	// was reported as a warning. Canonical spelling, first use order.
 	Unsupported []string `json:"unsupported,omitempty"`
@@ -150,11 +162,18 @@ type Listener struct {
 	RewriteDest   bool `json:"rewrite_destination"`
 	RewriteHost   bool `json:"rewrite_host"`
 
-	HeaderOption []string           `json:"header_option"` // resolved
-	Headers      HeaderRules        `json:"headers"`
-	ErrorFiles   map[int]*ErrorPage `json:"error_files,omitempty"`
-	ErrNoSSL     *ErrNoSSL          `json:"err_nossl,omitempty"`
-	TLS          *ListenerTLS       `json:"tls,omitempty"`
+	HeaderOption []string    `json:"header_option"` // resolved
+	Headers      HeaderRules `json:"headers"`
+	Rewrites     Rewrites    `json:"rewrites,omitzero"`
+	// RewriteErrors applies response rules to error replies lbd makes
+	// from an ErrorFile in place of a backend's error.
+	RewriteErrors   bool               `json:"rewrite_errors,omitempty"`
+	Constants       map[string]string  `json:"constants,omitempty"`
+	TrustedIP       *ACL               `json:"trusted_ip,omitempty"`
+	ForwardedHeader string             `json:"forwarded_header,omitempty"`
+	ErrorFiles      map[int]*ErrorPage `json:"error_files,omitempty"`
+	ErrNoSSL        *ErrNoSSL          `json:"err_nossl,omitempty"`
+	TLS             *ListenerTLS       `json:"tls,omitempty"`
 
 	Services []*Service `json:"services"`
 }

@@ -1,6 +1,10 @@
 package config
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/dlclark/regexp2"
+)
 
 // PatternKind is how a Pound 4 pattern matches (-re -exact -beg -end -contain).
 type PatternKind string
@@ -22,10 +26,14 @@ const (
 // syntax, a superset of the POSIX ERE Pound uses); plain kinds never run a
 // regex. Use MatchString/Match on the hot path: they do not allocate.
 type Pattern struct {
-	Kind       PatternKind    `json:"kind"`
-	Text       string         `json:"text"`
-	IgnoreCase bool           `json:"icase,omitempty"`
-	Re         *regexp.Regexp `json:"-"`
+	Kind       PatternKind `json:"kind"`
+	Text       string      `json:"text"`
+	IgnoreCase bool        `json:"icase,omitempty"`
+	// PCRE patterns (-pcre, RegexType pcre) need a backtracking engine
+	// for look-around and back-references; Re is nil then.
+	PCRE bool            `json:"pcre,omitempty"`
+	Re   *regexp.Regexp  `json:"-"`
+	Re2  *regexp2.Regexp `json:"-"`
 }
 
 // CondKind names a service condition.
@@ -61,6 +69,18 @@ type Condition struct {
 	Pattern *Pattern     `json:"pattern,omitempty"`
 	Or      bool         `json:"or,omitempty"` // for CondMatch: OR instead of AND
 	Sub     []*Condition `json:"sub,omitempty"`
+	// Tag names the condition's groups for $N(tag) back-references.
+	Tag string `json:"tag,omitempty"`
+	// Decode percent-decodes the subject first (-decode; Path, QueryParam).
+	Decode bool `json:"decode,omitempty"`
+	// ACL and Forwarded are CondACL's list and address source.
+	ACL       *ACL `json:"acl,omitempty"`
+	Forwarded bool `json:"forwarded,omitempty"`
+	// Subject is StringMatch's string, expanded per request.
+	Subject string `json:"subject,omitempty"`
+	// Target and List are CondWatched's kind and live patterns.
+	Target CondKind     `json:"target,omitempty"`
+	List   *PatternList `json:"list,omitempty"`
 }
 
 // Service is a Service block, in a listener or global.
@@ -80,8 +100,24 @@ type Service struct {
 	Balancer      string `json:"balancer,omitempty"`
 	RoutingPolicy string `json:"routing_policy,omitempty"`
 
-	Headers    HeaderRules  `json:"headers"`
-	RewriteURL []RewriteURL `json:"rewrite_url,omitempty"`
+	Headers  HeaderRules `json:"headers"`
+	Rewrites Rewrites    `json:"rewrites,omitzero"`
+	// FallThrough: a matching service applies its request rules and
+	// selection goes on with the next service.
+	FallThrough bool `json:"fall_through,omitempty"`
+	// RewriteErrors applies the response rules to error replies too (nil:
+	// the listener's setting).
+	RewriteErrors *bool `json:"rewrite_errors,omitempty"`
+	// LogSuppress lists the status classes (1..5) not logged.
+	LogSuppress []int `json:"log_suppress,omitempty"`
+	// Constants are the service's Constant definitions (they shadow the
+	// listener's and the global ones).
+	Constants map[string]string `json:"constants,omitempty"`
+	// TrustedIP is the service's list of trusted proxies for
+	// X-Forwarded-For (nil: the listener's).
+	TrustedIP       *ACL         `json:"trusted_ip,omitempty"`
+	ForwardedHeader string       `json:"forwarded_header,omitempty"`
+	RewriteURL      []RewriteURL `json:"rewrite_url,omitempty"`
 	// RewriteLoc is zproxy's per-service RewriteLocation override.
 	RewriteLoc *int `json:"rewrite_location,omitempty"`
 	// STS is zproxy's StrictTransportSecurity max-age in seconds.

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"regexp"
 	"regexp/syntax"
+	"time"
+
+	"github.com/dlclark/regexp2"
 
 	"lbd/parser"
 )
@@ -15,22 +18,30 @@ var patternFlags = []string{"re", "exact", "beg", "end", "contain", "icase", "ca
 
 // patOpts is the outcome of a pattern's leading -flags.
 type patOpts struct {
-	kind  PatternKind
-	icase bool
-	file  *parser.Arg // -file / -filewatch: patterns come from this file
+	kind   PatternKind
+	icase  bool
+	pcre   bool
+	file   *parser.Arg // -file / -filewatch: patterns come from this file
+	watch  bool        // -filewatch: and the file is followed while running
+	tag    string
+	decode bool
 }
 
 // patternOpts consumes the leading flags of u, starting from the
 // directive's default kind and case sensitivity, and returns the rest.
 func (b *builder) patternOpts(u []unit, kind PatternKind, icase bool) (patOpts, []unit) {
-	o := patOpts{kind: kind, icase: icase}
+	o := patOpts{kind: kind, icase: icase, pcre: b.pcre}
 	for len(u) > 0 && u[0].code == 'f' {
 		f := u[0]
 		u = u[1:]
 		switch name := f.arg.Text[1:]; name {
-		case "re", "posix", "pcre", "perl":
-			// Go's RE2 syntax covers the POSIX ERE and the common PCRE subset.
+		case "re":
 			o.kind = MatchRegex
+		case "posix":
+			// Go's RE2 syntax covers POSIX ERE.
+			o.kind, o.pcre = MatchRegex, false
+		case "pcre", "perl":
+			o.kind, o.pcre = MatchRegex, true
 		case "exact":
 			o.kind = MatchExact
 		case "beg":
@@ -46,10 +57,11 @@ func (b *builder) patternOpts(u []unit, kind PatternKind, icase bool) (patOpts, 
 		case "file":
 			o.file = f.val
 		case "filewatch":
-			b.unsupported("-filewatch", f.arg.Span)
-			o.file = f.val
-		default: // tag, decode
-			b.unsupported("-"+name, f.arg.Span)
+			o.file, o.watch = f.val, true
+		case "tag":
+			o.tag = f.val.Text
+		case "decode":
+			o.decode = true
 		}
 	}
 	return o, u
@@ -62,12 +74,17 @@ func (b *builder) patternArgs(u []unit, kind PatternKind, icase bool) *Pattern {
 		b.errorf(u[0].arg.Span, "-file is not allowed here")
 		return nil
 	}
-	return b.compile(rest[0].arg, o.kind, o.icase)
+	return b.compileOpts(rest[0].arg, o)
 }
 
 // compile makes a Pattern from argument a; a bad regex is reported at a.
 func (b *builder) compile(a parser.Arg, kind PatternKind, icase bool) *Pattern {
-	p, err := NewPattern(kind, a.Text, icase)
+	return b.compileOpts(a, patOpts{kind: kind, icase: icase})
+}
+
+// compileOpts is compile with the -pcre choice.
+func (b *builder) compileOpts(a parser.Arg, o patOpts) *Pattern {
+	p, err := newPattern(o.kind, a.Text, o.icase, o.pcre)
 	if err != nil {
 		b.errorf(a.Span, "%s", err.Error())
 		return nil
@@ -75,10 +92,28 @@ func (b *builder) compile(a parser.Arg, kind PatternKind, icase bool) *Pattern {
 	return p
 }
 
-// NewPattern compiles a pattern of the given kind.
+// NewPattern compiles a pattern of the given kind (regexes in Go's RE2
+// syntax, which covers POSIX ERE).
 func NewPattern(kind PatternKind, text string, icase bool) (*Pattern, error) {
+	return newPattern(kind, text, icase, false)
+}
+
+// NewPCREPattern compiles a Perl-compatible regex (-pcre).
+func NewPCREPattern(text string, icase bool) (*Pattern, error) {
+	return newPattern(MatchRegex, text, icase, true)
+}
+
+func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, error) {
 	p := &Pattern{Kind: kind, Text: text, IgnoreCase: icase}
 	if kind != MatchRegex {
+		return p, nil
+	}
+	if pcre {
+		re, err := newPCRE(text, icase)
+		if err != nil {
+			return nil, err
+		}
+		p.PCRE, p.Re2 = true, re
 		return p, nil
 	}
 	expr := text
@@ -97,9 +132,14 @@ func NewPattern(kind PatternKind, text string, icase bool) (*Pattern, error) {
 	return p, nil
 }
 
-// MatchString reports whether s matches. It does not allocate.
+// MatchString reports whether s matches. It does not allocate (except
+// for PCRE patterns, whose engine works on runes).
 func (p *Pattern) MatchString(s string) bool {
-	if p.Kind == MatchRegex {
+	switch {
+	case p.Re2 != nil:
+		ok, err := p.Re2.MatchString(s)
+		return ok && err == nil // err: the match timed out, see newPCRE
+	case p.Kind == MatchRegex:
 		return p.Re.MatchString(s)
 	}
 	return plainMatch(p, s)
@@ -108,10 +148,71 @@ func (p *Pattern) MatchString(s string) bool {
 // Match is MatchString for a byte slice (a header line in a read buffer).
 // It does not allocate.
 func (p *Pattern) Match(s []byte) bool {
-	if p.Kind == MatchRegex {
+	switch {
+	case p.Re2 != nil:
+		return p.MatchString(string(s))
+	case p.Kind == MatchRegex:
 		return p.Re.Match(s)
 	}
 	return plainMatch(p, s)
+}
+
+// SubmatchIndex returns the group offsets of the first match in s (as
+// regexp's FindSubmatchIndex); plain kinds capture the whole subject as
+// group 0. It allocates, so it runs only when an expansion needs groups.
+func (p *Pattern) SubmatchIndex(s []byte) []int {
+	switch {
+	case p.Re2 != nil:
+		m, err := p.Re2.FindStringMatch(string(s))
+		if err != nil || m == nil {
+			return nil
+		}
+		return pcreIndex(m, s)
+	case p.Kind == MatchRegex:
+		return p.Re.FindSubmatchIndex(s)
+	}
+	if plainMatch(p, s) {
+		return []int{0, len(s)}
+	}
+	return nil
+}
+
+// pcreIndex converts regexp2's rune offsets to byte offsets.
+func pcreIndex(m *regexp2.Match, s []byte) []int {
+	groups := m.Groups()
+	runeToByte := make([]int, 0, len(s)+1)
+	for i := range string(s) {
+		runeToByte = append(runeToByte, i)
+	}
+	runeToByte = append(runeToByte, len(s))
+	idx := make([]int, 2*len(groups))
+	for i, g := range groups {
+		if len(g.Captures) == 0 {
+			idx[2*i], idx[2*i+1] = -1, -1
+			continue
+		}
+		idx[2*i], idx[2*i+1] = runeToByte[g.Index], runeToByte[g.Index+g.Length]
+	}
+	return idx
+}
+
+// pcreTimeout bounds one PCRE match: a backtracking engine can be driven
+// exponential by a hostile subject, and a request must not pin a CPU.
+const pcreTimeout = 100 * time.Millisecond
+
+// newPCRE compiles Perl syntax with regexp2 (look-around and
+// back-references, which Go's RE2 refuses).
+func newPCRE(text string, icase bool) (*regexp2.Regexp, error) {
+	opt := regexp2.RegexOptions(regexp2.None)
+	if icase {
+		opt |= regexp2.IgnoreCase
+	}
+	re, err := regexp2.Compile(text, opt)
+	if err != nil {
+		return nil, errors.New("invalid regular expression: " + err.Error())
+	}
+	re.MatchTimeout = pcreTimeout
+	return re, nil
 }
 
 func plainMatch[S ~string | ~[]byte](p *Pattern, s S) bool {

@@ -16,10 +16,8 @@ type serviceExtra struct {
 // serviceUnsupported are service directives lbd accepts without
 // implementing them.
 var serviceUnsupported = func() map[string]string {
-	m := canonSet("SendFile", "Success", "LuaBackend", "RewriteErrors",
-		"ForwardedHeader", "TrustedIP", "LogSuppress", "Constant", "FallThrough",
-		"SetURL", "SetPath", "SetQuery", "SetQueryParam", "DeleteQuery",
-		"LuaModify", "ContentCapture", "Rewrite", "OrURLS", "DynScale",
+	m := canonSet("SendFile", "Success", "LuaBackend",
+		"LuaModify", "ContentCapture", "OrURLS", "DynScale",
 		"CompressionAlgorithm", "PinnedConnection", "BackendCookie",
 		"ForceHTTP10")
 	for k, v := range condUnsupported {
@@ -88,7 +86,8 @@ func initServiceTable() {
 		}
 		s.RoutingPolicy = u[0].arg.Text
 	})
-	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.Headers })
+	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.Headers }, func(s *Service) *Rewrites { return &s.Rewrites })
+	initLangService(t)
 	t.add("RewriteUrl", "ssl?", serviceRewriteURL)
 	t.add("RewriteLocation", "nn?", func(b *builder, s *Service, _ *parser.Node, u []unit) {
 		if v, _, ok := b.rewriteLocation(u); ok {

@@ -6,11 +6,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"lbd/backend"
 	"lbd/balancer"
 	"lbd/config"
 	"lbd/http1"
 	"lbd/proxy"
+	"lbd/rules"
 	"lbd/service"
 	"lbd/session"
 )
@@ -55,21 +58,30 @@ type builder struct {
 	// replaced maps a previous backend whose settings changed to the new
 	// object that takes its place (its sessions move to it).
 	replaced map[*backend.Backend]*backend.Backend
+	// env is the configuration's rule scope (detached conditions,
+	// constants, trusted proxies); listeners and services narrow it.
+	env *rules.Env
+	log logrus.FieldLogger
 }
 
 // build makes the graph for cfg, reusing state of prev (nil at start).
 // On error nothing of prev changes and the half-built graph is released.
-func build(cfg *config.Config, prev *graph) (*graph, error) {
+func build(cfg *config.Config, prev *graph, log logrus.FieldLogger) (*graph, error) {
 	b := &builder{cfg: cfg, prev: prev, next: &graph{cfg: cfg, backends: map[string]*backend.Backend{}},
-		replaced: map[*backend.Backend]*backend.Backend{}}
+		replaced: map[*backend.Backend]*backend.Backend{}, log: log}
 	fail := func(err error) (*graph, error) {
 		for _, d := range b.next.detach {
 			d()
 		}
 		return nil, err
 	}
+	env, err := rules.NewEnv(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	b.env = env
 	for i, s := range cfg.Services {
-		svc, err := b.service("g", i, s)
+		svc, err := b.service("g", i, s, env)
 		if err != nil {
 			return fail(err)
 		}
@@ -77,15 +89,27 @@ func build(cfg *config.Config, prev *graph) (*graph, error) {
 	}
 	for li, l := range cfg.Listeners {
 		var own []*service.Service
+		lenv := env.Scope(l.Constants, l.TrustedIP, l.ForwardedHeader)
 		for si, s := range l.Services {
-			svc, err := b.service("l"+strconv.Itoa(li), si, s)
+			svc, err := b.service("l"+strconv.Itoa(li), si, s, lenv)
 			if err != nil {
 				return fail(err)
 			}
 			own = append(own, svc)
 		}
 		b.next.services = append(b.next.services, own)
-		b.next.listeners = append(b.next.listeners, b.listener(l, own))
+		st, err := b.listener(l, own, lenv)
+		if err != nil {
+			return fail(err)
+		}
+		b.next.listeners = append(b.next.listeners, st)
+	}
+	fw, err := watchFiles(cfg.Watched, log)
+	if err != nil {
+		return fail(fmt.Errorf("-filewatch: %w", err))
+	}
+	if fw != nil {
+		b.next.detach = append(b.next.detach, fw.Close)
 	}
 	return b.next, nil
 }
@@ -104,7 +128,7 @@ func algorithm(s *config.Service) (balancer.Kind, balancer.Mode, error) {
 	return kind, balancer.PoundMode, nil
 }
 
-func (b *builder) service(scope string, idx int, s *config.Service) (*service.Service, error) {
+func (b *builder) service(scope string, idx int, s *config.Service, env *rules.Env) (*service.Service, error) {
 	var bes []*backend.Backend
 	add := func(cb *config.Backend) {
 		if cb.Kind != config.BackendRegular {
@@ -126,11 +150,15 @@ func (b *builder) service(scope string, idx int, s *config.Service) (*service.Se
 	}
 	algo := balancer.New(kind, bes, balancer.WithMode(mode))
 	b.next.detach = append(b.next.detach, algo.Close)
-	o := service.Options{Backends: bes, Algo: algo}
+	o := service.Options{Backends: bes, Algo: algo, Env: env}
 	if s.Session != nil && s.Session.Type != config.SessionNone {
 		o.Sessions, o.Extractor = b.sessions(scope, idx, s, bes)
 	}
-	return service.New(s, o), nil
+	svc, err := service.New(s, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Pos, err)
+	}
+	return svc, nil
 }
 
 // sessions returns the service's session table: the previous one when the
@@ -244,7 +272,7 @@ func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
 }
 
 // listener builds the data-path view of a listener.
-func (b *builder) listener(l *config.Listener, own []*service.Service) *proxy.Listener {
+func (b *builder) listener(l *config.Listener, own []*service.Service, env *rules.Env) (*proxy.Listener, error) {
 	cfg := b.cfg
 	st := &proxy.Listener{
 		Cfg:       l,
@@ -280,7 +308,16 @@ func (b *builder) listener(l *config.Listener, own []*service.Service) *proxy.Li
 		st.SvcEdits[s] = proxy.NewEdits(ec)
 	}
 	st.Log = accessLog(cfg, l)
-	return st
+	var err error
+	if st.ReqRules, err = env.CompileRewrite(l.Rewrites.Request); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Pos, err)
+	}
+	if st.RespRules, err = env.CompileRewrite(l.Rewrites.Response); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Pos, err)
+	}
+	st.Detached = len(env.Detached)
+	st.Diag = func(msg string) { b.log.Warn(msg) }
+	return st, nil
 }
 
 // forwarded reports whether X-Forwarded-* headers are added (Pound 4

@@ -57,7 +57,7 @@ func New(cfg *config.Config, opts Options) (*Engine, error) {
 		opts.Log = logrus.StandardLogger()
 	}
 	e := &Engine{opts: opts}
-	g, err := build(cfg, nil)
+	g, err := build(cfg, nil, opts.Log)
 	if err != nil {
 		return nil, err
 	}

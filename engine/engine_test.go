@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/sirupsen/logrus"
+
 	"strings"
 	"testing"
 
@@ -40,7 +42,7 @@ End
 
 func mustBuild(t *testing.T, cfg *config.Config, prev *graph) *graph {
 	t.Helper()
-	g, err := build(cfg, prev)
+	g, err := build(cfg, prev, logrus.StandardLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

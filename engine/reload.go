@@ -19,7 +19,7 @@ func (e *Engine) Apply(cfg *config.Config) error {
 }
 
 func (e *Engine) reloadLocked(cfg *config.Config) error {
-	g, err := build(cfg, e.g)
+	g, err := build(cfg, e.g, e.opts.Log)
 	if err != nil {
 		return err
 	}

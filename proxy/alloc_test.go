@@ -74,7 +74,10 @@ func newMemProxy(t testing.TB, be *memConn) (*conn, *Listener, *memConn) {
 	})
 	algo := balancer.New(balancer.Random, []*backend.Backend{b})
 	t.Cleanup(algo.Close)
-	svc := service.New(&config.Service{}, service.Options{Backends: []*backend.Backend{b}, Algo: algo})
+	svc, err := service.New(&config.Service{}, service.Options{Backends: []*backend.Backend{b}, Algo: algo})
+	if err != nil {
+		t.Fatal(err)
+	}
 	st := &Listener{
 		Dialect: config.DialectPound, Limits: http1.DefaultLimits, XHTTP: 0,
 		Client: time.Second, Errors: NewErrorPages(config.DialectPound, nil),

@@ -11,6 +11,7 @@ import (
 
 	"lbd/config"
 	"lbd/http1"
+	"lbd/rules"
 )
 
 const (
@@ -54,6 +55,11 @@ type conn struct {
 	keep []byte
 	// http2: the client speaks HTTP/2 (see HTTP2Stream).
 	http2 bool
+	// rs is the request language's working state; rwbuf and rwLines
+	// hold the forwarded head while request rules edit it (rules.go).
+	rs      rules.State
+	rwbuf   []byte
+	rwLines [][]byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

@@ -10,6 +10,7 @@ import (
 	"lbd/backend"
 	"lbd/config"
 	"lbd/http1"
+	"lbd/rules"
 	"lbd/service"
 )
 
@@ -43,8 +44,23 @@ func loadFixture(t testing.TB, text string) *fixture {
 	ec := EditsConfig{Dialect: cfg.Dialect, Listener: l, Anonymise: cfg.Anonymise}
 	st.Edits = NewEdits(ec)
 	st.SvcEdits = map[*service.Service]*HeaderEdits{}
+	env, err := rules.NewEnv(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lenv := env.Scope(l.Constants, l.TrustedIP, l.ForwardedHeader)
+	if st.ReqRules, err = lenv.CompileRewrite(l.Rewrites.Request); err != nil {
+		t.Fatal(err)
+	}
+	if st.RespRules, err = lenv.CompileRewrite(l.Rewrites.Response); err != nil {
+		t.Fatal(err)
+	}
+	st.Detached = len(env.Detached)
 	for _, s := range append(append([]*config.Service{}, l.Services...), cfg.Services...) {
-		svc := service.New(s, service.Options{})
+		svc, err := service.New(s, service.Options{Env: lenv})
+		if err != nil {
+			t.Fatal(err)
+		}
 		st.Router.Services = append(st.Router.Services, svc)
 		ec.Service = s
 		st.SvcEdits[svc] = NewEdits(ec)
@@ -60,7 +76,13 @@ func (f *fixture) conn(t testing.TB, client, raw string) *conn {
 	c := newConn(NewServer(f.st), nc)
 	c.w = copy(*c.buf, raw)
 	if err := http1.ParseRequestHead((*c.buf)[:c.w], &c.req, &f.st.Limits); err == nil {
-		c.ex.svc = f.st.Router.Route(&c.req, c.head())
+		c.rs.Begin(c.client, f.st.Detached)
+		service.LoadRequest(&c.rs, &c.req, c.head())
+		svc, err := f.st.Router.Route(&c.rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ex.svc = svc
 	}
 	return c
 }

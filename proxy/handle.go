@@ -42,7 +42,13 @@ func (c *conn) handle(st *Listener) bool {
 	if status, cause := checkRequest(st, req); status != 0 {
 		return c.failCause(st, status, cause)
 	}
-	svc := st.Router.Route(req, c.head())
+	c.rs.Begin(c.client, st.Detached)
+	service.LoadRequest(&c.rs, req, c.head())
+	svc, err := st.Router.Route(&c.rs)
+	if err != nil {
+		st.diag(err)
+		return c.fail(st, 500)
+	}
 	if svc == nil {
 		return c.failCause(st, 503, CauseNoService)
 	}

@@ -185,11 +185,15 @@ func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte)
 	if e.zproxy {
 		return c.appendZproxyRequest(st, e, dst)
 	}
-	dst = c.appendForwardLine(dst, c.req.Target)
-	if len(e.levels) == 0 {
-		return c.appendPoundHeaders(st, e, dst)
+	if c.hasRequestRules(st, svc) {
+		if len(c.keep) > 0 { // the body will reuse the buffer the head is in
+			head := c.head()
+			c.rs.Rebase(func(s []byte) []byte { return rebase(s, head, c.keep) })
+		}
+		return c.appendRuledRequest(st, svc, dst)
 	}
-	return c.appendPoundHeadersEdited(st, e, dst)
+	dst = c.appendForwardLine(dst, c.req.Target)
+	return c.appendPoundHeaders(st, e, dst)
 }
 
 var noEdits = &HeaderEdits{}

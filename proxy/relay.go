@@ -41,6 +41,11 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 		mode = connClose
 	}
 	head := c.appendResponseHead(st, c.out[:0], mode)
+	if head == nil { // a response rule failed: Pound answers 500
+		bc.Close()
+		b.Done(bc, resp.Status, time.Since(c.ex.start))
+		return c.fail(st, 500)
+	}
 	c.out = head
 	body := rb[headRoom+resp.HeadLen : headRoom+n]
 	first, complete, clean, err := c.bodyPrefix(kind, body)

@@ -36,11 +36,25 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	dst = append(dst, crlf...)
 	e := c.editsFor(st, c.ex.svc)
 	var placed inPlace
+	if !e.zproxy && hasResponseRules(st, c.ex.svc) {
+		var ok bool
+		if dst, ok = c.appendRuledResponse(st, e, dst); !ok {
+			return nil
+		}
+	} else {
+		dst = c.appendResponseHeaders(st, e, mode, &placed, dst)
+	}
+	return c.appendResponseTail(st, e, mode, &placed, dst)
+}
+
+// appendResponseHeaders writes the backend's headers, edited.
+func (c *conn) appendResponseHeaders(st *Listener, e *HeaderEdits, mode int, placed *inPlace, dst []byte) []byte {
+	resp := &c.resp
 	for i := range resp.Headers {
 		h := &resp.Headers[i]
 		if e.zproxy {
 			var ok bool
-			if dst, ok = c.appendZproxyFraming(e, h, mode, &placed, dst); ok {
+			if dst, ok = c.appendZproxyFraming(e, h, mode, placed, dst); ok {
 				continue
 			}
 		}
@@ -53,6 +67,13 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 			dst = c.appendPoundResponseHeader(st, e, h, dst)
 		}
 	}
+	return dst
+}
+
+// appendResponseTail adds the framing and the lines lbd adds, and ends
+// the head.
+func (c *conn) appendResponseTail(st *Listener, e *HeaderEdits, mode int, placed *inPlace, dst []byte) []byte {
+	resp := &c.resp
 	if resp.Chunked && !placed.te {
 		dst = append(dst, chunkedLine...)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"lbd/config"
 	"lbd/http1"
+	"lbd/rules"
 	"lbd/service"
 )
 
@@ -44,6 +45,15 @@ type Listener struct {
 	// of the listener and each of its services.
 	Edits    *HeaderEdits
 	SvcEdits map[*service.Service]*HeaderEdits
+	// ReqRules and RespRules are the listener's Pound 4 request and
+	// response rules; Detached counts the configuration's detached
+	// conditions (each request caches their results).
+	ReqRules  *rules.Program
+	RespRules *rules.Program
+	Detached  int
+	// Diag receives diagnostics about requests (a rule's expansion
+	// error); nil discards them.
+	Diag func(msg string)
 	// Metrics writes the OpenMetrics exposition for a Metrics backend and
 	// Control serves the control API for a Control backend (Pound 4).
 	Metrics     func(w io.Writer) error
@@ -51,6 +61,13 @@ type Listener struct {
 	Control     http.Handler
 	// MaxTries bounds how many backends one request may be offered to.
 	MaxTries int
+}
+
+// diag reports a diagnostic about the current request.
+func (l *Listener) diag(err error) {
+	if l.Diag != nil && err != nil {
+		l.Diag(err.Error())
+	}
 }
 
 // Server serves one listening socket.

@@ -31,7 +31,10 @@ func newLoopbackServer(t *testing.T) (*Server, net.Listener, func()) {
 	go hs.Serve(bln)
 	b := backend.New(backend.Options{Address: bln.Addr().String(), Priority: 5, TimeOut: 5 * time.Second})
 	algo := balancer.New(balancer.Random, []*backend.Backend{b})
-	svc := service.New(&config.Service{}, service.Options{Backends: []*backend.Backend{b}, Algo: algo})
+	svc, err := service.New(&config.Service{}, service.Options{Backends: []*backend.Backend{b}, Algo: algo})
+	if err != nil {
+		t.Fatal(err)
+	}
 	st := &Listener{
 		Dialect: config.DialectPound, Limits: http1.DefaultLimits, Client: 5 * time.Second,
 		Errors: NewErrorPages(config.DialectPound, nil), Scheme: "http", Port: "80",

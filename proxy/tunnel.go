@@ -21,6 +21,11 @@ func (c *conn) upgrade(st *Listener, bc *backend.Conn, got []byte) bool {
 	}
 	c.ex.status = 101
 	head := c.appendResponseHead(st, c.out[:0], connUpgrade)
+	if head == nil { // a response rule failed: Pound answers 500
+		bc.Close()
+		b.Done(bc, 500, time.Since(c.ex.start))
+		return c.fail(st, 500)
+	}
 	c.out = head
 	if _, err := c.nc.Write(head); err != nil {
 		bc.Close()

@@ -1,10 +1,12 @@
 package service
 
 import (
+	"net/netip"
 	"testing"
 
 	"lbd/config"
 	"lbd/http1"
+	"lbd/rules"
 )
 
 func mustPattern(t testing.TB, kind config.PatternKind, text string, icase bool) *config.Pattern {
@@ -28,7 +30,22 @@ func parse(t testing.TB, raw string) (*http1.Request, []byte) {
 }
 
 func svc(name string, conds ...*config.Condition) *Service {
-	return New(&config.Service{Name: name, Conditions: conds}, Options{})
+	s, err := New(&config.Service{Name: name, Conditions: conds}, Options{})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// route runs the router on a parsed request, as the proxy does.
+func route(r *Router, st *rules.State, req *http1.Request, head []byte) *Service {
+	st.Begin(netip.Addr{}, 0)
+	LoadRequest(st, req, head)
+	s, err := r.Route(st)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 func TestRouteFirstMatchWins(t *testing.T) {
@@ -59,11 +76,12 @@ func TestRouteFirstMatchWins(t *testing.T) {
 		{"match or: path prefix", "GET /admin/x HTTP/1.1\r\nHost: a\r\n\r\n", "or"},
 		{"nothing matches", "GET /nothing HTTP/1.1\r\nHost: a\r\n\r\n", ""},
 	}
+	var st rules.State
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req, head := parse(t, tc.raw)
 			got := ""
-			if s := router.Route(req, head); s != nil {
+			if s := route(router, &st, req, head); s != nil {
 				got = s.Name
 			}
 			if got != tc.want {
@@ -77,8 +95,9 @@ func TestDisabledServiceIsSkipped(t *testing.T) {
 	a, b := svc("a"), svc("b")
 	a.SetEnabled(false)
 	r := &Router{Services: []*Service{a, b}}
+	var st rules.State
 	req, head := parse(t, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	if got := r.Route(req, head); got != b {
+	if got := route(r, &st, req, head); got != b {
 		t.Fatalf("routed to %v, want b", got.Name)
 	}
 }
@@ -96,7 +115,8 @@ func TestRouteDoesNotAllocate(t *testing.T) {
 		svc("static", &config.Condition{Kind: config.CondPath, Pattern: mustPattern(t, config.MatchPrefix, "/static/", false)}),
 	}}
 	req, head := parse(t, "GET /static/app.js HTTP/1.1\r\nHost: a\r\n\r\n")
-	if n := testing.AllocsPerRun(1000, func() { router.Route(req, head) }); n != 0 {
+	var st rules.State
+	if n := testing.AllocsPerRun(1000, func() { route(router, &st, req, head) }); n != 0 {
 		t.Fatalf("Route allocates %.1f times", n)
 	}
 }
@@ -108,8 +128,9 @@ func BenchmarkRoute(b *testing.B) {
 		svc("default"),
 	}}
 	req, head := parse(b, "GET /index.html HTTP/1.1\r\nHost: a\r\n\r\n")
+	var st rules.State
 	b.ReportAllocs()
 	for b.Loop() {
-		router.Route(req, head)
+		route(router, &st, req, head)
 	}
 }

@@ -14,14 +14,21 @@ import (
 	"lbd/balancer"
 	"lbd/config"
 	"lbd/http1"
+	"lbd/rules"
 	"lbd/session"
 )
 
 // Service is one Service block at runtime.
 type Service struct {
-	Name  string
-	Cfg   *config.Service
-	match matcher
+	Name string
+	Cfg  *config.Service
+	// sel is the compiled conditions; ReqRules and RespRules the
+	// service's request and response rules (Pound 4 Rewrite, SetHeader...).
+	sel       *rules.Program
+	ReqRules  *rules.Program
+	RespRules *rules.Program
+	// logMask has bit 1<<class set for each LogSuppress class.
+	logMask uint8
 
 	enabled atomic.Bool
 
@@ -45,14 +52,24 @@ type Options struct {
 	Algo      balancer.Algorithm
 	Sessions  *session.Table[*backend.Backend]
 	Extractor session.Extractor
+	// Env is the enclosing scope of the rules (the listener's, or the
+	// configuration's for a global service); nil: an empty one.
+	Env *rules.Env
 }
 
 // New compiles a service from its config block.
-func New(cfg *config.Service, o Options) *Service {
+func New(cfg *config.Service, o Options) (*Service, error) {
+	env := o.Env
+	if env == nil {
+		var err error
+		if env, err = rules.NewEnv(&config.Config{}); err != nil {
+			return nil, err
+		}
+	}
+	env = env.Scope(cfg.Constants, cfg.TrustedIP, cfg.ForwardedHeader)
 	s := &Service{
 		Name:      cfg.Name,
 		Cfg:       cfg,
-		match:     compile(cfg),
 		Backends:  o.Backends,
 		Algo:      o.Algo,
 		Sessions:  o.Sessions,
@@ -64,12 +81,25 @@ func New(cfg *config.Service, o Options) *Service {
 			break
 		}
 	}
+	var err error
+	if s.sel, err = env.CompileSelect(cfg.Conditions); err != nil {
+		return nil, err
+	}
+	if s.ReqRules, err = env.CompileRewrite(cfg.Rewrites.Request); err != nil {
+		return nil, err
+	}
+	if s.RespRules, err = env.CompileRewrite(cfg.Rewrites.Response); err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.LogSuppress {
+		s.logMask |= 1 << c
+	}
 	s.enabled.Store(!cfg.Disabled)
 	if s.Sessions != nil && s.Extractor.Type == session.CookieInsert {
 		s.cookieKeys = make(map[*backend.Backend][]byte, len(s.Backends))
 		s.setCookie = s.cookieLines()
 	}
-	return s
+	return s, nil
 }
 
 // Enabled reports whether the operator has the service enabled.
@@ -78,10 +108,10 @@ func (s *Service) Enabled() bool { return s.enabled.Load() }
 // SetEnabled enables or disables the service for new requests.
 func (s *Service) SetEnabled(on bool) { s.enabled.Store(on) }
 
-// Matches reports whether req is for this service. head is the buffer the
-// request head was parsed from (header lines are matched as received).
-func (s *Service) Matches(req *http1.Request, head []byte) bool {
-	return s.match.matches(req, head)
+// Matches reports whether the request in st is for this service; an
+// error (a StringMatch expansion that failed) is Pound's 500.
+func (s *Service) Matches(st *rules.State) (bool, error) {
+	return s.sel.Select(st)
 }
 
 // Pick chooses the backend for req: a live pinned session backend first,
@@ -126,12 +156,37 @@ type Router struct {
 	Services []*Service
 }
 
-// Route returns the service for req, or nil (Pound answers 503).
-func (r *Router) Route(req *http1.Request, head []byte) *Service {
+// Route returns the service for the request in st, or nil (Pound answers
+// 503). A matching FallThrough service applies its request rules and the
+// search goes on, so later services see its changes.
+func (r *Router) Route(st *rules.State) (*Service, error) {
 	for _, s := range r.Services {
-		if s.Enabled() && s.Matches(req, head) {
-			return s
+		if !s.Enabled() {
+			continue
+		}
+		ok, err := s.sel.Select(st)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		st.LogSuppress |= s.logMask
+		if !s.Cfg.FallThrough {
+			return s, nil
+		}
+		if err := s.ReqRules.Rewrite(st, &st.Req); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// LoadRequest fills st.Req from a parsed request whose head was read
+// into head: the header lines are the received ones, not copies.
+func LoadRequest(st *rules.State, req *http1.Request, head []byte) {
+	st.Req.Method, st.Req.URL = req.Method, req.Target
+	for i := range req.Headers {
+		st.Req.Lines = append(st.Req.Lines, HeaderLine(head, &req.Headers[i]))
+	}
 }

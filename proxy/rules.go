@@ -1,0 +1,193 @@
+package proxy
+
+import (
+	"bytes"
+
+	"lbd/http1"
+	"lbd/service"
+)
+
+// Pound 4 applies a request's rules after it chose the backend and added
+// the forwarding headers (src/http.c send_to_backend): the listener's
+// rules, then the service's, on the header list as it would be sent, so
+// DeleteHeader can remove X-Forwarded-For and later conditions see what
+// earlier actions changed. The proxy renders that list into rwbuf, lets
+// the program edit it, and writes the head from the result. Requests
+// without rules never come here.
+
+// hasRequestRules reports whether the head must go through the rules:
+// the listener or the service has some, or a FallThrough service already
+// changed the request during routing.
+func (c *conn) hasRequestRules(st *Listener, svc *service.Service) bool {
+	return !st.ReqRules.Empty() || !svc.ReqRules.Empty() || c.rs.Req.URLChanged || c.rs.Req.HeadersChanged
+}
+
+// appendRuledRequest writes the request line and headers after running
+// the request rules; an expansion error marks the exchange for a 500.
+func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, dst []byte) []byte {
+	m := &c.rs.Req
+	c.forwardedLines(st)
+	m.Lines, c.rwLines = c.rwLines, m.Lines
+	err := st.ReqRules.Rewrite(&c.rs, m)
+	if err == nil {
+		err = svc.ReqRules.Rewrite(&c.rs, m)
+	}
+	if err != nil {
+		st.diag(err)
+		c.ex.badExpand = true
+	}
+	if m.URLChanged {
+		dst = append(dst, c.req.Method...)
+		dst = append(dst, ' ')
+		dst = append(dst, m.URL...)
+		dst = append(dst, " HTTP/1."...)
+		dst = append(dst, byte('0'+c.req.Minor))
+		dst = append(dst, crlf...)
+	} else {
+		dst = c.appendForwardLine(dst, c.req.Target)
+	}
+	for _, l := range m.Lines {
+		dst = append(dst, l...)
+		dst = append(dst, crlf...)
+	}
+	dst = c.appendFraming(dst, true)
+	return append(dst, crlf...)
+}
+
+// forwardedLines renders the request's current header lines as Pound
+// forwards them (hop-by-hop fields dropped, the client appended to the
+// first X-Forwarded-For, -Proto and -Port replaced or added, the TLS
+// headers added) into rwbuf, one entry of rwLines per line.
+func (c *conn) forwardedLines(st *Listener) {
+	c.rwbuf, c.rwLines = c.rwbuf[:0], c.rwLines[:0]
+	var xff, proto, port bool
+	for _, l := range c.rs.Req.Lines {
+		name := lineName(l)
+		if c.req.IsHopByHop(name) || http1.EqualFold(name, hdrExpect) ||
+			(c.req.AbsoluteForm && http1.EqualFold(name, hdrHost)) || c.forgedSSL(name) {
+			continue
+		}
+		start := len(c.rwbuf)
+		switch {
+		case st.Forwarded && !xff && http1.EqualFold(name, hdrXFF):
+			xff = true
+			v := bytes.TrimSpace(l[len(name)+1:])
+			c.rwbuf = append(c.rwbuf, name...)
+			c.rwbuf = append(c.rwbuf, ": "...)
+			if len(v) > 0 {
+				c.rwbuf = append(c.rwbuf, v...)
+				c.rwbuf = append(c.rwbuf, ", "...)
+			}
+			c.rwbuf = appendAddr(c.rwbuf, c.client)
+		case st.Forwarded && !proto && http1.EqualFold(name, hdrXFProto):
+			proto = true
+			c.rwbuf = appendLine(c.rwbuf, hdrXFProto, st.Scheme)
+			c.rwbuf = c.rwbuf[:len(c.rwbuf)-len(crlf)]
+		case st.Forwarded && !port && c.client.IsValid() && http1.EqualFold(name, hdrXFPort):
+			port = true
+			c.rwbuf = c.appendXFPort(st, c.rwbuf)
+			c.rwbuf = c.rwbuf[:len(c.rwbuf)-len(crlf)]
+		default:
+			c.rwbuf = append(c.rwbuf, l...)
+		}
+		c.rwLines = append(c.rwLines, c.rwbuf[start:len(c.rwbuf):len(c.rwbuf)])
+	}
+	start := len(c.rwbuf)
+	if st.Forwarded {
+		p := fwdPlan{xff: -1, proto: -1, port: -1, on: true, withPort: c.client.IsValid()}
+		if xff {
+			p.xff = 0
+		}
+		if proto {
+			p.proto = 0
+		}
+		if port {
+			p.port = 0
+		}
+		c.rwbuf = c.appendMissingForwarded(st, &p, c.rwbuf)
+	}
+	c.rwbuf = c.appendSSLHeaders(c.rwbuf)
+	c.splitLines(start)
+}
+
+// splitLines adds the CRLF-terminated lines of rwbuf[start:] to rwLines;
+// a line starting with a blank continues the previous one (the folded
+// X-SSL-certificate).
+func (c *conn) splitLines(start int) {
+	buf := c.rwbuf
+	first, last := -1, -1
+	for i := start; i < len(buf); {
+		end := len(buf)
+		if j := bytes.Index(buf[i:], []byte(crlf)); j >= 0 {
+			end = i + j
+		}
+		cont := end > i && (buf[i] == ' ' || buf[i] == '\t') && first >= 0
+		if !cont {
+			if first >= 0 && last > first {
+				c.rwLines = append(c.rwLines, buf[first:last:last])
+			}
+			first = i
+		}
+		last = end
+		i = end + len(crlf)
+	}
+	if first >= 0 && last > first {
+		c.rwLines = append(c.rwLines, buf[first:last:last])
+	}
+}
+
+// lineName is the field name of a header line.
+func lineName(l []byte) []byte {
+	if i := bytes.IndexByte(l, ':'); i >= 0 {
+		return l[:i]
+	}
+	return l
+}
+
+// hasResponseRules reports whether the service or listener has response
+// rules.
+func hasResponseRules(st *Listener, svc *service.Service) bool {
+	return !st.RespRules.Empty() || (svc != nil && !svc.RespRules.Empty())
+}
+
+// ruledResponseLines runs the response rules (the service's, then the
+// listener's, as Pound 4.12 does) over lines and returns the result.
+func (c *conn) ruledResponseLines(st *Listener, lines [][]byte) ([][]byte, error) {
+	m := &c.rs.Resp
+	m.Lines = append(m.Lines[:0], lines...)
+	var err error
+	if c.ex.svc != nil {
+		err = c.ex.svc.RespRules.Rewrite(&c.rs, m)
+	}
+	if err == nil {
+		err = st.RespRules.Rewrite(&c.rs, m)
+	}
+	return m.Lines, err
+}
+
+// appendRuledResponse writes the response headers after the response
+// rules edited them; ok is false when an expansion failed (Pound answers
+// 500 instead of the response).
+func (c *conn) appendRuledResponse(st *Listener, e *HeaderEdits, dst []byte) ([]byte, bool) {
+	resp := &c.resp
+	c.rwbuf, c.rwLines = c.rwbuf[:0], c.rwLines[:0]
+	for i := range resp.Headers {
+		h := &resp.Headers[i]
+		if resp.IsHopByHop(h.Name) || (resp.Chunked && http1.EqualFold(h.Name, hdrContentLen)) {
+			continue
+		}
+		start := len(c.rwbuf)
+		c.rwbuf = c.appendPoundResponseHeader(st, e, h, c.rwbuf)
+		c.splitLines(start)
+	}
+	lines, err := c.ruledResponseLines(st, c.rwLines)
+	if err != nil {
+		st.diag(err)
+		return dst, false
+	}
+	for _, l := range lines {
+		dst = append(dst, l...)
+		dst = append(dst, crlf...)
+	}
+	return dst, true
+}

@@ -1,0 +1,149 @@
+package rules
+
+import (
+	"bytes"
+
+	"lbd/config"
+)
+
+// action is one compiled modification.
+type action struct {
+	kind   config.ActionKind
+	tmpl   *template // value (SetHeader: the whole line)
+	name   string    // SetQueryParam
+	hasVal bool
+	pat    *config.Pattern // DeleteHeader
+	encode bool
+	what   string // the string's name in expansion errors
+	src    *config.Action
+}
+
+func (c *compiler) action(a *config.Action) {
+	if a.Kind == config.ActRewrite {
+		c.rule(a.Rule)
+		return
+	}
+	x := &action{kind: a.Kind, name: a.Name, hasVal: a.HasVal, pat: a.Pattern, encode: a.Encode,
+		what: actionWhat[a.Kind], src: a}
+	switch a.Kind {
+	case config.ActSetHeader, config.ActSetURL, config.ActSetPath, config.ActSetQuery, config.ActSetQueryParam:
+		x.tmpl = c.env.template(a.Value)
+	}
+	c.emit(instr{op: opAct, act: x})
+}
+
+// actionWhat names an action's string in expansion errors, as Pound does.
+var actionWhat = map[config.ActionKind]string{
+	config.ActSetHeader: "Header", config.ActSetURL: "url", config.ActSetPath: "path",
+	config.ActSetQuery: "query", config.ActSetQueryParam: "query parameter",
+}
+
+// act runs one modification on m.
+func (st *State) act(env *Env, a *action, m *Message) error {
+	switch a.kind {
+	case config.ActDeleteHeader:
+		out := m.Lines[:0]
+		for _, l := range m.Lines {
+			if !a.pat.Match(l) {
+				out = append(out, l)
+			}
+		}
+		clear(m.Lines[len(out):])
+		m.Lines = out
+		m.HeadersChanged = true
+		return nil
+	case config.ActDeleteQuery:
+		m.URL = m.Path()
+		m.URLChanged = true
+		return nil
+	}
+	start := len(st.arena)
+	out, err := st.expand(env, a.tmpl, st.arena, a.what)
+	st.arena = out
+	if err != nil {
+		return err
+	}
+	val := st.arena[start:len(st.arena):len(st.arena)]
+	switch a.kind {
+	case config.ActSetHeader:
+		st.setHeader(m, val)
+	case config.ActSetURL:
+		m.URL, m.URLChanged = val, true
+	case config.ActSetPath:
+		if a.encode {
+			val = st.keep(urlEncode(st.scratch(3*len(val)), val, "/"))
+		}
+		q, ok := m.Query()
+		st.setURL(m, val, q, ok)
+	case config.ActSetQuery:
+		st.setURL(m, m.Path(), val, true)
+	case config.ActSetQueryParam:
+		if a.encode {
+			val = st.keep(urlEncode(st.scratch(3*len(val)), val, ""))
+		}
+		st.setParam(m, a.name, val, a.hasVal)
+	}
+	return nil
+}
+
+// setHeader replaces the first header of the line's name in place, or
+// appends the line (Pound's H_REPLACE).
+func (st *State) setHeader(m *Message, line []byte) {
+	m.HeadersChanged = true
+	name := lineName(line)
+	for i, l := range m.Lines {
+		if len(l) > len(name) && l[len(name)] == ':' && bytes.EqualFold(l[:len(name)], name) {
+			m.Lines[i] = line
+			return
+		}
+	}
+	m.Lines = append(m.Lines, line)
+}
+
+// setURL composes path?query into the arena.
+func (st *State) setURL(m *Message, path, query []byte, hasQuery bool) {
+	start := len(st.arena)
+	st.arena = append(st.arena, path...)
+	if hasQuery {
+		st.arena = append(st.arena, '?')
+		st.arena = append(st.arena, query...)
+	}
+	m.URL, m.URLChanged = st.arena[start:len(st.arena):len(st.arena)], true
+}
+
+// setParam sets parameter name to val (in place, or appended), or with
+// hasVal false removes it.
+func (st *State) setParam(m *Message, name string, val []byte, hasVal bool) {
+	q, _ := m.Query()
+	start := len(st.arena)
+	st.arena = append(st.arena, m.Path()...)
+	sep := byte('?')
+	done := false
+	for len(q) > 0 {
+		var kv []byte
+		kv, q, _ = bytes.Cut(q, []byte{'&'})
+		k, _, _ := bytes.Cut(kv, []byte{'='})
+		if string(k) == name {
+			if !hasVal || done {
+				continue
+			}
+			done = true
+			st.arena = append(st.arena, sep)
+			st.arena = append(st.arena, name...)
+			st.arena = append(st.arena, '=')
+			st.arena = append(st.arena, val...)
+			sep = '&'
+			continue
+		}
+		st.arena = append(st.arena, sep)
+		st.arena = append(st.arena, kv...)
+		sep = '&'
+	}
+	if hasVal && !done {
+		st.arena = append(st.arena, sep)
+		st.arena = append(st.arena, name...)
+		st.arena = append(st.arena, '=')
+		st.arena = append(st.arena, val...)
+	}
+	m.URL, m.URLChanged = st.arena[start:len(st.arena):len(st.arena)], true
+}

@@ -1,0 +1,216 @@
+package rules
+
+import (
+	"lbd/config"
+)
+
+type opcode uint8
+
+const (
+	opTest   opcode = iota // evaluate leaf; go to t when it holds, f otherwise
+	opJump                 // go to t
+	opAct                  // run act; next instruction
+	opAccept               // selection: the conditions hold
+	opReject               // selection: they do not
+	opEnd                  // end of a rewrite program
+)
+
+// instr is one instruction. Conditions are compiled to jumping code:
+// AND, OR and Not become targets, so evaluation is a loop over pc.
+type instr struct {
+	op   opcode
+	t, f int32
+	leaf *leaf
+	act  *action
+}
+
+// Program is a compiled condition list or rule list. The zero Program is
+// empty: as a selection it accepts, as a rewrite it does nothing.
+type Program struct {
+	code []instr
+	env  *Env
+}
+
+// Empty reports whether running p can have no effect.
+func (p *Program) Empty() bool { return p == nil || len(p.code) <= 1 }
+
+// Env is what compiled rules refer to outside themselves: detached
+// conditions (by index into Detached), the trusted proxies and the
+// forwarded header, and the constants in scope.
+type Env struct {
+	Detached  []*Program
+	names     map[string]int
+	Trusted   *config.ACL
+	Forwarded string // header naming the forwarding chain; default X-Forwarded-For
+	Consts    []map[string]string
+}
+
+// NewEnv compiles the detached conditions of cfg; the result is shared
+// by every program of that configuration.
+func NewEnv(cfg *config.Config) (*Env, error) {
+	e := &Env{names: map[string]int{}, Forwarded: "X-Forwarded-For", Trusted: cfg.TrustedIP}
+	if cfg.ForwardedHeader != "" {
+		e.Forwarded = cfg.ForwardedHeader
+	}
+	e.Consts = []map[string]string{cfg.Constants}
+	for _, d := range cfg.Detached {
+		e.names[d.Name] = len(e.Detached)
+		e.Detached = append(e.Detached, nil)
+	}
+	for _, d := range cfg.Detached {
+		p, err := e.CompileSelect(d.Conds)
+		if err != nil {
+			return nil, err
+		}
+		e.Detached[e.names[d.Name]] = p
+	}
+	return e, nil
+}
+
+// Scope returns an Env for a listener or service: its constants shadow
+// the enclosing ones, and its TrustedIP list (when set) replaces theirs.
+func (e *Env) Scope(consts map[string]string, trusted *config.ACL, fwd string) *Env {
+	n := *e
+	if len(consts) > 0 {
+		n.Consts = append([]map[string]string{consts}, e.Consts...)
+	}
+	if trusted != nil {
+		n.Trusted = trusted
+	}
+	if fwd != "" {
+		n.Forwarded = fwd
+	}
+	return &n
+}
+
+func (e *Env) constant(name string) (string, bool) {
+	for _, m := range e.Consts {
+		if v, ok := m[name]; ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// compiler accumulates code. Jumps whose targets are not known yet are
+// kept in patch lists (the classic back-patching of boolean code).
+type compiler struct {
+	env  *Env
+	code []instr
+	err  error
+}
+
+// patch names the t (f=false) or f (f=true) slot of instruction i.
+type patch struct {
+	i int32
+	f bool
+}
+
+func (c *compiler) emit(in instr) int32 {
+	c.code = append(c.code, in)
+	return int32(len(c.code) - 1)
+}
+
+func (c *compiler) here() int32 { return int32(len(c.code)) }
+
+func (c *compiler) resolve(ps []patch, to int32) {
+	for _, p := range ps {
+		if p.f {
+			c.code[p.i].f = to
+		} else {
+			c.code[p.i].t = to
+		}
+	}
+}
+
+// CompileSelect compiles a service's conditions (all must hold).
+func (e *Env) CompileSelect(conds []*config.Condition) (*Program, error) {
+	c := &compiler{env: e}
+	t, f := c.and(conds)
+	c.resolve(t, c.emit(instr{op: opAccept}))
+	c.resolve(f, c.emit(instr{op: opReject}))
+	return &Program{code: c.code, env: e}, c.err
+}
+
+// CompileRewrite compiles rules in order (a listener's or a service's
+// request or response rules).
+func (e *Env) CompileRewrite(rules []*config.Rule) (*Program, error) {
+	c := &compiler{env: e}
+	for _, r := range rules {
+		c.rule(r)
+	}
+	c.emit(instr{op: opEnd})
+	return &Program{code: c.code, env: e}, c.err
+}
+
+// rule compiles one Rewrite with its Else branches: the first branch
+// whose conditions hold runs its actions, then control leaves the rule.
+func (c *compiler) rule(r *config.Rule) {
+	var out []patch
+	for br := r; br != nil; br = br.Else {
+		t, f := c.and(br.Conds)
+		c.resolve(t, c.here())
+		for _, a := range br.Actions {
+			c.action(a)
+		}
+		out = append(out, patch{i: c.emit(instr{op: opJump})})
+		c.resolve(f, c.here())
+	}
+	c.resolve(out, c.here())
+}
+
+// and compiles a conjunction, returning the jumps taken when it holds
+// and when it fails. An empty list holds.
+func (c *compiler) and(conds []*config.Condition) (t, f []patch) {
+	if len(conds) == 0 {
+		return []patch{{i: c.emit(instr{op: opJump})}}, nil
+	}
+	for i, x := range conds {
+		ct, cf := c.cond(x)
+		f = append(f, cf...)
+		if i == len(conds)-1 {
+			t = ct
+		} else {
+			c.resolve(ct, c.here())
+		}
+	}
+	return t, f
+}
+
+// or compiles a disjunction; an empty one fails.
+func (c *compiler) or(conds []*config.Condition) (t, f []patch) {
+	if len(conds) == 0 {
+		return nil, []patch{{i: c.emit(instr{op: opJump})}}
+	}
+	for i, x := range conds {
+		ct, cf := c.cond(x)
+		t = append(t, ct...)
+		if i == len(conds)-1 {
+			f = cf
+		} else {
+			c.resolve(cf, c.here())
+		}
+	}
+	return t, f
+}
+
+func (c *compiler) cond(x *config.Condition) (t, f []patch) {
+	if x.Kind == config.CondMatch {
+		if x.Or {
+			t, f = c.or(x.Sub)
+		} else {
+			t, f = c.and(x.Sub)
+		}
+	} else {
+		l, err := c.leaf(x)
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		i := c.emit(instr{op: opTest, leaf: l})
+		t, f = []patch{{i: i}}, []patch{{i: i, f: true}}
+	}
+	if x.Not {
+		return f, t
+	}
+	return t, f
+}
