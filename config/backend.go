@@ -219,7 +219,7 @@ func globalBackend(b *builder, c *Config, n *parser.Node, u []unit) {
 	name := u[0].arg.Text
 	if old, ok := b.named[name]; ok {
 		b.errorf(stmtSpan(n), "redefinition of named backend %s", name)
-		b.errorf(parser.Span(old.Pos), "original definition was here")
+		b.followf(parser.Span(old.Pos), "original definition was here")
 		return
 	}
 	for _, ch := range n.Children {

@@ -14,6 +14,7 @@ import (
 type condCtx struct {
 	conds *[]*Condition
 	icase bool
+	resp  bool // Rewrite response: conditions look at the response
 }
 
 // condUnsupported are Pound 4 conditions lbd accepts without implementing
@@ -52,6 +53,11 @@ func initCondTable() {
 	t.add("Eval", "s", func(b *builder, c *condCtx, n *parser.Node, u []unit) {
 		if !b.detached[u[0].arg.Text] {
 			b.errorf(u[0].arg.Span, "%s: no such condition", u[0].arg.Text)
+			return
+		}
+		if bad, ok := b.requestOnly[u[0].arg.Text]; ok && c.resp {
+			b.errorf(stmtSpan(n), "eval refers to a condition that cannot be used in Rewrite response")
+			b.followf(bad, "this is the location of the offending statement")
 			return
 		}
 		*c.conds = append(*c.conds, &Condition{Kind: CondEval, Name: u[0].arg.Text})

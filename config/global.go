@@ -296,7 +296,7 @@ func initControlTable() {
 func globalControl(b *builder, c *Config, n *parser.Node, u []unit) {
 	if c.Control != nil {
 		b.errorf(stmtSpan(n), "Control redefined")
-		b.errorf(parser.Span(c.Control.Pos), "original definition was here")
+		b.followf(parser.Span(c.Control.Pos), "original definition was here")
 		return
 	}
 	ctl := &Control{Pos: Locus(stmtSpan(n)), Mode: 0o600}

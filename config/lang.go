@@ -113,6 +113,9 @@ func detachedCondition(b *builder, c *Config, n *parser.Node, u []unit) {
 	}
 	walk(b, condTable, condUnsupported, &condCtx{conds: &group.Sub, icase: c.IgnoreCase}, n.Children)
 	d.Conds = []*Condition{group}
+	if at, ok := b.firstRequestCond(n.Children); ok {
+		b.requestOnly[name] = at
+	}
 	b.detached[name] = true
 	c.Detached = append(c.Detached, d)
 }
@@ -169,4 +172,42 @@ func initLangService(t table[*Service]) {
 		withFlags("file=", "filewatch=", "trim")
 	t.add("TrustedIP", ".*", func(b *builder, s *Service, n *parser.Node, _ []unit) { s.TrustedIP = b.trustedIP(n) }).either()
 	t.add("ForwardedHeader", "s", func(_ *builder, s *Service, _ *parser.Node, u []unit) { s.ForwardedHeader = u[0].arg.Text })
+}
+
+// firstRequestCond finds the first statement among nodes (inside Match
+// and Not too) that only a request has, and so cannot be evaluated on a
+// response.
+func (b *builder) firstRequestCond(nodes []*parser.Node) (parser.Span, bool) {
+	for _, n := range nodes {
+		kw := lower(n.Keyword)
+		switch kw {
+		case "match":
+			if at, ok := b.firstRequestCond(n.Children); ok {
+				return at, true
+			}
+			continue
+		case "not":
+			inner := []*parser.Node{{Keyword: "", Span: n.Span}}
+			if len(n.Args) > 0 {
+				inner[0] = &parser.Node{Keyword: n.Args[0].Text, Args: n.Args[1:], Span: n.Args[0].Span, Children: n.Children, Block: n.Block}
+			} else {
+				inner = n.Children
+			}
+			if at, ok := b.firstRequestCond(inner); ok {
+				return at, true
+			}
+			continue
+		case "eval":
+			if len(n.Args) > 0 {
+				if at, ok := b.requestOnly[n.Args[0].Text]; ok {
+					return at, true
+				}
+			}
+			continue
+		}
+		if respConds[kw] == "" {
+			return stmtSpan(n), true
+		}
+	}
+	return parser.Span{}, false
 }

@@ -23,6 +23,10 @@ type LoadOptions struct {
 	// what on the command line forced it.
 	Dialect    Dialect
 	DialectWhy string
+	// FirstError reports only the first error (with the lines that
+	// explain it) and nothing after it, as Pound's parser, which stops
+	// there, does; lbd invoked as pound sets it.
+	FirstError bool
 
 	fsys fileSystem // nil = the operating system; tests substitute one
 }
@@ -78,6 +82,10 @@ type builder struct {
 	pcre     bool
 	acls     map[string]*ACL
 	detached map[string]bool
+	// requestOnly locates, for each detached condition that looks at
+	// the request, its first such statement (Eval in Rewrite response
+	// refuses those).
+	requestOnly map[string]parser.Span
 }
 
 // warnDeprecated reports whether Pound 4's deprecation warnings apply.
@@ -88,17 +96,18 @@ func (b *builder) warnDeprecated() bool {
 // build turns a parsed tree into a validated Config.
 func build(path string, tree *parser.File, pdiags []*parser.Diagnostic, inc string, opts LoadOptions) (*Config, []*parser.Diagnostic, error) {
 	b := &builder{
-		fs:       opts.fsys,
-		opts:     opts,
-		incDir:   inc,
-		diags:    append([]*parser.Diagnostic(nil), pdiags...),
-		unsup:    map[string]bool{},
-		named:    map[string]*Backend{},
-		lst:      map[*Listener]*listenerExtra{},
-		svcs:     map[*Service]*serviceExtra{},
-		bes:      map[*Backend]*backendExtra{},
-		acls:     map[string]*ACL{},
-		detached: map[string]bool{},
+		fs:          opts.fsys,
+		opts:        opts,
+		incDir:      inc,
+		diags:       append([]*parser.Diagnostic(nil), pdiags...),
+		unsup:       map[string]bool{},
+		named:       map[string]*Backend{},
+		lst:         map[*Listener]*listenerExtra{},
+		svcs:        map[*Service]*serviceExtra{},
+		bes:         map[*Backend]*backendExtra{},
+		acls:        map[string]*ACL{},
+		detached:    map[string]bool{},
+		requestOnly: map[string]parser.Span{},
 	}
 	if b.fs == nil {
 		b.fs = osFS{}
@@ -135,7 +144,11 @@ func dropEscapeWarnings(diags []*parser.Diagnostic) []*parser.Diagnostic {
 func (b *builder) result() (*Config, []*parser.Diagnostic, error) {
 	var warns []*parser.Diagnostic
 	var errs []error
-	for _, d := range b.diags {
+	diags := b.diags
+	if b.opts.FirstError {
+		diags = firstError(diags)
+	}
+	for _, d := range diags {
 		if d.Warning {
 			warns = append(warns, d)
 		} else {
@@ -146,6 +159,26 @@ func (b *builder) result() (*Config, []*parser.Diagnostic, error) {
 		return nil, warns, errors.Join(errs...)
 	}
 	return b.cfg, warns, nil
+}
+
+// firstError cuts diags after the first error and its follow-ups.
+func firstError(diags []*parser.Diagnostic) []*parser.Diagnostic {
+	for i, d := range diags {
+		if d.Warning {
+			continue
+		}
+		j := i + 1
+		for j < len(diags) && diags[j].Follows {
+			j++
+		}
+		return diags[:j]
+	}
+	return diags
+}
+
+// followf adds an error that explains the one just reported.
+func (b *builder) followf(s parser.Span, format string, a ...any) {
+	b.diags = append(b.diags, &parser.Diagnostic{Span: s, Msg: fmt.Sprintf(format, a...), Follows: true})
 }
 
 func (b *builder) errorf(s parser.Span, format string, a ...any) {

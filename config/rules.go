@@ -148,7 +148,8 @@ func rewriteDirective[T any](target rewriteTarget[T], icase func(b *builder, x T
 func (b *builder) rewriteRule(n *parser.Node, t table[*rwCtx], icase bool) *Rule {
 	first := &Rule{Pos: Locus(stmtSpan(n)), Actions: []*Action{}}
 	br := first
-	ctx := &rwCtx{rule: br, cond: &condCtx{conds: &br.Conds, icase: icase}}
+	resp := t["seturl"] == nil // only request rules may change the URL
+	ctx := &rwCtx{rule: br, cond: &condCtx{conds: &br.Conds, icase: icase, resp: resp}}
 	for _, c := range n.Children {
 		if c.Is("Else") && !c.Block {
 			if len(c.Args) > 0 {
@@ -156,7 +157,7 @@ func (b *builder) rewriteRule(n *parser.Node, t table[*rwCtx], icase bool) *Rule
 			}
 			next := &Rule{Pos: Locus(stmtSpan(c)), Actions: []*Action{}}
 			br.Else, br = next, next
-			ctx = &rwCtx{rule: br, cond: &condCtx{conds: &br.Conds, icase: icase}}
+			ctx = &rwCtx{rule: br, cond: &condCtx{conds: &br.Conds, icase: icase, resp: resp}}
 			continue
 		}
 		dispatch(b, t, condUnsupported, ctx, c)

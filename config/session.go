@@ -60,7 +60,7 @@ func initSessionTable() {
 func serviceSession(b *builder, s *Service, n *parser.Node, _ []unit) {
 	if s.Session != nil {
 		b.errorf(stmtSpan(n), "Session redefined")
-		b.errorf(parser.Span(s.Session.Pos), "original definition was here")
+		b.followf(parser.Span(s.Session.Pos), "original definition was here")
 		return
 	}
 	sb := &sessionBuild{s: &Session{Pos: Locus(stmtSpan(n)), Max: DefaultMaxSessions}}

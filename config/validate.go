@@ -138,7 +138,7 @@ func (b *builder) checkDuplicates(list []*Backend) {
 		k := backendKey(be)
 		if first, ok := seen[k]; ok {
 			b.errorf(parser.Span(be.Pos), "duplicate backend %s", k)
-			b.errorf(parser.Span(first.Pos), "original definition was here")
+			b.followf(parser.Span(first.Pos), "original definition was here")
 			continue
 		}
 		seen[k] = be

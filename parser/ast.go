@@ -140,6 +140,9 @@ type Diagnostic struct {
 	Span    Span
 	Msg     string
 	Warning bool
+	// Follows marks an error that explains the one before it ("this is
+	// the location of ..."); a report that stops at the first error keeps it.
+	Follows bool
 	// Note marks a warning's second line, which Pound prints without
 	// "warning:" (it is no error either).
 	Note bool

@@ -76,9 +76,13 @@ func zproxyReply(status int, cause Cause) (reason string, file int) {
 // once at load so that answering an error costs one write and no
 // formatting. Index [minor][pageKey].
 type ErrorPages struct {
-	pages [2]map[int][]byte
-	lens  map[int]int // body length per page key, for the access log (%b)
+	pages  [2]map[int][]byte
+	lens   map[int]int  // body length per page key, for the access log (%b)
+	custom map[int]bool // statuses with an ErrorFile page
 }
+
+// Custom reports whether status has a page from an ErrorFile.
+func (e *ErrorPages) Custom(status int) bool { return e.custom[status] }
 
 // pageKey indexes a page by status and cause (always CauseNone in the
 // Pound dialect).
@@ -87,7 +91,10 @@ func pageKey(status int, cause Cause) int { return status*int(numCauses) + int(c
 // NewErrorPages renders every page for the dialect. custom maps a status
 // to a replacement body (Err*/ErrorFile), already read from disk.
 func NewErrorPages(d config.Dialect, custom map[int][]byte) *ErrorPages {
-	e := &ErrorPages{lens: make(map[int]int, len(statusText))}
+	e := &ErrorPages{lens: make(map[int]int, len(statusText)), custom: make(map[int]bool, len(custom))}
+	for status := range custom {
+		e.custom[status] = true
+	}
 	statuses := make(map[int]bool, len(statusText)+len(custom))
 	for status := range statusText {
 		statuses[status] = true

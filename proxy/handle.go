@@ -36,14 +36,17 @@ type exchange struct {
 func (c *conn) handle(st *Listener) bool {
 	c.ex = exchange{start: c.now, respExtra: c.ex.respExtra[:0]}
 	req := &c.req
+	c.rs.Begin(c.client, st.Detached)
 	if !c.srv.Enabled() {
 		return c.fail(st, 503)
 	}
 	if status, cause := checkRequest(st, req); status != 0 {
 		return c.failCause(st, status, cause)
 	}
-	c.rs.Begin(c.client, st.Detached)
 	service.LoadRequest(&c.rs, req, c.head())
+	if len(st.Combine) > 0 {
+		c.rs.Combine(&c.rs.Req, st.Combine)
+	}
 	svc, err := st.Router.Route(&c.rs)
 	if err != nil {
 		st.diag(err)

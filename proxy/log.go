@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync"
@@ -68,6 +69,9 @@ func (c *conn) logRequest(st *Listener) {
 	if l == nil || l.Out == nil {
 		return
 	}
+	if cls := c.ex.status / 100; cls >= 1 && cls <= 5 && c.rs.LogSuppress&(1<<cls) != 0 {
+		return // LogSuppress of a service the request matched
+	}
 	p := l.program()
 	if len(p.ops) == 0 {
 		return // the null format logs nothing, as in Pound
@@ -102,7 +106,7 @@ func (c *conn) appendLogOp(st *Listener, op *logOp, b []byte, now time.Time) []b
 	case lkText:
 		return append(b, op.text...)
 	case lkForwardedIP:
-		return c.appendClientAddr(b, st.Log.Anonymise)
+		return appendIP(b, c.originIP(st), st.Log.Anonymise)
 	case lkRemoteIP:
 		return c.appendClientAddr(b, false)
 	case lkLocalIP:
@@ -244,16 +248,35 @@ func (c *conn) logBytes(st *Listener) int64 {
 // brackets, "socket" for a UNIX client; Anonymise zeroes what follows
 // the last '.' or ':' (anon_ip, including its "[::0" for IPv6).
 func (c *conn) appendClientAddr(b []byte, anon bool) []byte {
-	if !c.client.IsValid() {
+	return appendIP(b, c.client, anon)
+}
+
+// originIP is the request's originator: the address the forwarded
+// header names past the trusted proxies (TrustedIP of the service, else
+// the listener's, else the global one), or the peer.
+func (c *conn) originIP(st *Listener) netip.Addr {
+	env := st.Env
+	if c.ex.svc != nil && c.ex.svc.Env != nil {
+		env = c.ex.svc.Env
+	}
+	if env == nil {
+		return c.client
+	}
+	return c.rs.RemoteIP(env, true)
+}
+
+// appendIP prints a as Pound's addr2str does.
+func appendIP(b []byte, a netip.Addr, anon bool) []byte {
+	if !a.IsValid() {
 		return append(b, "socket"...)
 	}
 	start := len(b)
-	if c.client.Is6() {
+	if a.Is6() {
 		b = append(b, '[')
-		b = c.client.AppendTo(b)
+		b = a.AppendTo(b)
 		b = append(b, ']')
 	} else {
-		b = c.client.AppendTo(b)
+		b = a.AppendTo(b)
 	}
 	if !anon {
 		return b

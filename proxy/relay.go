@@ -35,6 +35,13 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	c.ex.status = resp.Status
 	c.ex.bytes = 0
 
+	if c.rewritesError(st, svc, resp.Status) {
+		// RewriteErrors: the listener's ErrorFile page replaces the
+		// backend's error; its body is not read, so the connection goes.
+		bc.Close()
+		b.Done(bc, resp.Status, time.Since(c.ex.start))
+		return c.fail(st, resp.Status)
+	}
 	c.learnSession(svc, b)
 	mode := connKeep
 	if !keep {
@@ -231,4 +238,17 @@ func (c *conn) abort() {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetLinger(0)
 	}
+}
+
+// rewritesError reports whether a backend's error status is answered
+// with the listener's ErrorFile page instead (Pound 4 RewriteErrors: the
+// service's setting, else the listener's).
+func (c *conn) rewritesError(st *Listener, svc *service.Service, status int) bool {
+	if status < 400 || status > 599 || !st.Errors.Custom(status) {
+		return false
+	}
+	if svc.Cfg != nil && svc.Cfg.RewriteErrors != nil {
+		return *svc.Cfg.RewriteErrors
+	}
+	return st.Cfg != nil && st.Cfg.RewriteErrors
 }

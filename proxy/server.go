@@ -50,7 +50,12 @@ type Listener struct {
 	// conditions (each request caches their results).
 	ReqRules  *rules.Program
 	RespRules *rules.Program
-	Detached  int
+	// Env is the listener's rule scope (trusted proxies for %a).
+	Env      *rules.Env
+	Detached int
+	// Combine names the headers whose repeated lines are joined
+	// (CombineHeaders).
+	Combine []string
 	// Diag receives diagnostics about requests (a rule's expansion
 	// error); nil discards them.
 	Diag func(msg string)

@@ -202,6 +202,12 @@ func (st *State) eval(env *Env, i int, m *Message) (bool, error) {
 // trusted proxy. Without a trusted list, or when every hop is trusted or
 // one does not parse, it is the peer address, as in Pound (%a).
 func (st *State) remoteIP(env *Env, fwd bool) netip.Addr {
+	return st.RemoteIP(env, fwd)
+}
+
+// RemoteIP is the originator address as Pound's %a and %[remoteip 1]
+// see it (fwd), or the peer address.
+func (st *State) RemoteIP(env *Env, fwd bool) netip.Addr {
 	if !fwd || env.Trusted == nil {
 		return st.Client
 	}

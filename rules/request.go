@@ -231,3 +231,79 @@ func (st *State) Groups() []Group {
 	}
 	return out
 }
+
+// Combine joins the repeated lines of each header in names into the
+// first one, values separated by ", " (Pound's CombineHeaders, RFC 9110
+// §5.3), so conditions and the backend see one line.
+func (st *State) Combine(m *Message, names []string) {
+	for _, name := range names {
+		first, n := -1, 0
+		for i, l := range m.Lines {
+			if nameIs(l, name) {
+				if first < 0 {
+					first = i
+				}
+				n++
+			}
+		}
+		if n < 2 {
+			continue
+		}
+		start := len(st.arena)
+		st.arena = append(st.arena, lineName(m.Lines[first])...)
+		st.arena = append(st.arena, ": "...)
+		out, sep := m.Lines[:0], false
+		for i, l := range m.Lines {
+			if !nameIs(l, name) {
+				out = append(out, l)
+				continue
+			}
+			st.arena, sep = appendListElems(st.arena, lineValue(l), sep)
+			if i == first {
+				out = append(out, nil) // placeholder, filled below
+			}
+		}
+		for i := range out {
+			if out[i] == nil {
+				out[i] = st.arena[start:len(st.arena):len(st.arena)]
+			}
+		}
+		clear(m.Lines[len(out):])
+		m.Lines = out
+		m.HeadersChanged = true
+	}
+}
+
+// appendListElems appends the elements of a comma-separated field value
+// (commas inside quoted strings do not separate; blanks around elements
+// and empty elements are dropped), each after ", " when sep is set.
+func appendListElems(dst, v []byte, sep bool) ([]byte, bool) {
+	for len(v) > 0 {
+		end := listElemEnd(v)
+		if elem := bytes.Trim(v[:end], " \t"); len(elem) > 0 {
+			if sep {
+				dst = append(dst, ", "...)
+			}
+			dst, sep = append(dst, elem...), true
+		}
+		v = v[min(end+1, len(v)):]
+	}
+	return dst, sep
+}
+
+// listElemEnd is the index of the comma that ends v's first element, or
+// len(v).
+func listElemEnd(v []byte) int {
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quoted && c == '\\':
+			i++ // a quoted-pair
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			return i
+		}
+	}
+	return len(v)
+}

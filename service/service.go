@@ -27,6 +27,8 @@ type Service struct {
 	sel       *rules.Program
 	ReqRules  *rules.Program
 	RespRules *rules.Program
+	// Env is the service's rule scope (constants, trusted proxies).
+	Env *rules.Env
 	// logMask has bit 1<<class set for each LogSuppress class.
 	logMask uint8
 
@@ -70,6 +72,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 	s := &Service{
 		Name:      cfg.Name,
 		Cfg:       cfg,
+		Env:       env,
 		Backends:  o.Backends,
 		Algo:      o.Algo,
 		Sessions:  o.Sessions,

@@ -63,7 +63,9 @@ func run(o *options) int {
 // loadOptions applies Pound's -W features; unknown ones are ignored, as
 // Pound does.
 func loadOptions(o *options) config.LoadOptions {
-	lo := config.LoadOptions{WarnDeprecated: true} // Pound 4.23's default
+	// Pound 4.23 warns about deprecated statements by default; as pound,
+	// lbd also stops reporting at the first error, as Pound's parser does.
+	lo := config.LoadOptions{WarnDeprecated: true, FirstError: o.prog == "pound"}
 	switch {
 	case o.control != "":
 		lo.Dialect, lo.DialectWhy = config.DialectZproxy, "started with -C (zproxy's command line)"
