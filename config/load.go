@@ -78,6 +78,8 @@ type builder struct {
 	pcre     bool
 	acls     map[string]*ACL
 	detached map[string]bool
+	// resolverSrc is the last ConfigFile or ConfigText seen
+	resolverSrc resolverExtra
 }
 
 // warnDeprecated reports whether Pound 4's deprecation warnings apply.
@@ -320,4 +322,5 @@ func init() {
 	initServiceTable()
 	initSessionTable()
 	initBackendTable()
+	initResolverTable()
 }
