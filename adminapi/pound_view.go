@@ -323,7 +323,7 @@ func poundService(s *Service, stats bool) jobject {
 
 // poundBackend serialises a backend with its type-specific members.
 func poundBackend(b *Backend, stats bool) jobject {
-	group := 0
+	group := b.Group
 	if b.Emergency {
 		group = poundEmergencyGroup
 	}
@@ -350,12 +350,23 @@ func poundBackend(b *Backend, stats bool) jobject {
 			add("protocol", proto).
 			add("servername", strOrNull(b.ServerName)).
 			add("ws_to", seconds(b.WSTimeout))
+		if b.HasParent {
+			o = o.add("parent", b.Parent)
+		}
+	case KindMatrix:
+		o = o.add("family", b.Family).
+			add("hostname", b.Hostname).
+			add("resolve_mode", b.ResolveMode).
+			add("servername", strOrNull(b.ServerName))
+		if !b.Expire.IsZero() {
+			o = o.add("expire", b.Expire.Format(poundTimeFormat))
+		}
 	case KindRedirect:
 		o = o.add("code", b.RedirectCode).add("has_uri", b.HasURI).add("url", b.RedirectURL)
 	case KindError:
 		o = o.add("status", b.ErrorStatus).add("text", strOrNull(b.ErrorText))
 	}
-	if stats {
+	if stats && b.kind() != KindMatrix {
 		o = o.add("stats", poundStats(b))
 	}
 	return o

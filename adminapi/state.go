@@ -107,6 +107,9 @@ const (
 	KindMetrics  BackendKind = "metrics"
 	KindControl  BackendKind = "control"
 	KindACME     BackendKind = "acme"
+	// KindMatrix is a dynamic backend: the template its backends are
+	// made from. It never takes requests itself.
+	KindMatrix BackendKind = "matrix"
 )
 
 // Backend is one backend of a service with its live state and counters.
@@ -117,6 +120,19 @@ type Backend struct {
 	// Emergency marks a backend of Pound's emergency group (Pound shows
 	// weight 65535 for it).
 	Emergency bool
+	// Group is Pound's balancer group ("weight"): 0, or the SRV priority
+	// of a backend a matrix made.
+	Group int
+	// HasParent marks a backend made by the matrix at index Parent.
+	HasParent bool
+	Parent    int
+	// Matrix backends: the name looked up, Pound's resolve mode and
+	// address family number (0 any, 2 inet, 10 inet6), and when the next
+	// lookup runs (zero: none scheduled).
+	Hostname    string
+	ResolveMode string
+	Family      int
+	Expire      time.Time
 
 	Address    string // host or UNIX path, as configured
 	Port       int

@@ -43,11 +43,12 @@ func zService(s *Service) jobject {
 }
 
 // zBackends lists the regular backends: zproxy shows none for a
-// redirect service.
+// redirect service, and has no matrices (the backends they made are
+// listed).
 func zBackends(s *Service) jarray {
 	a := make(jarray, 0, len(s.Backends))
 	for i := range s.Backends {
-		if s.Backends[i].Kind == KindRedirect {
+		if k := s.Backends[i].Kind; k == KindRedirect || k == KindMatrix {
 			continue
 		}
 		a = append(a, zBackend(s, &s.Backends[i]))

@@ -70,6 +70,10 @@ type Options struct {
 	// Emergency marks a Pound Emergency backend, used only when no regular
 	// backend is available.
 	Emergency bool
+	// Group is Pound 4's balancer group of a regular backend: groups are
+	// tried in increasing order (0 for configured backends, the SRV
+	// priority for those a dynamic backend made).
+	Group int
 	// NoPassiveDown keeps a failed Dial from marking the backend dead.
 	// zproxy only trusts its health monitor; Pound kills on dial failure.
 	NoPassiveDown bool
@@ -119,6 +123,7 @@ type Backend struct {
 	connTO               time.Duration
 	timeout, wsTimeout   time.Duration
 	emergency            bool
+	group                int
 	noPassiveDown        bool
 	log                  logrus.FieldLogger
 	dial                 DialFunc
@@ -141,6 +146,7 @@ func New(o Options) *Backend {
 		timeout:       o.TimeOut,
 		wsTimeout:     o.WSTimeOut,
 		emergency:     o.Emergency,
+		group:         o.Group,
 		noPassiveDown: o.NoPassiveDown,
 		log:           o.Logger,
 		dial:          o.DialContext,
@@ -237,6 +243,9 @@ func (b *Backend) WSTimeOut() time.Duration { return b.wsTimeout }
 
 // Emergency reports whether this is a Pound Emergency backend.
 func (b *Backend) Emergency() bool { return b.emergency }
+
+// Group returns the Pound balancer group (see Options.Group).
+func (b *Backend) Group() int { return b.group }
 
 // ProbeAddress returns the network and address health probes connect to.
 func (b *Backend) ProbeAddress() (network, address string) { return b.probeNet, b.probeAddr }

@@ -116,9 +116,10 @@ type Balancer struct {
 	mode    Mode
 	src     rand.Source
 	snap    atomic.Pointer[snapshot]
-	cursors [2]cursor // ring position per group (regular, emergency)
+	cursors []cursor // ring position per group, as tiers
 
 	mu      sync.Mutex // serialises rebuilds and Close
+	tiers   []int      // the balancer groups present, in increasing order
 	all     []*backend.Backend
 	byPrio  []*backend.Backend // regular backends by Priority (zproxy tiers)
 	removes []func()
@@ -141,6 +142,8 @@ func New(kind Kind, backends []*backend.Backend, opts ...Option) *Balancer {
 		o(b)
 	}
 	b.byPrio = sortedByPriority(b.all)
+	b.tiers = tiersOf(b.all)
+	b.cursors = make([]cursor, len(b.tiers))
 	b.rebuild()
 	// The hook holds the balancer weakly: a balancer that was dropped
 	// without Close costs each backend one no-op closure, not its snapshot.
@@ -188,23 +191,29 @@ func (b *Balancer) Refresh() { b.rebuild() }
 // zproxy API; it is 0 in PoundMode.
 func (b *Balancer) Priority() int { return b.snap.Load().priority }
 
-// Eligible returns the backends of the current snapshot: regular ones, then
-// emergency ones. For the control API and tests; it allocates.
+// Eligible returns the backends of the current snapshot, group after
+// group (regular ones, then emergency ones). For the control API and
+// tests; it allocates.
 func (b *Balancer) Eligible() []*backend.Backend {
-	s := b.snap.Load()
-	out := append([]*backend.Backend(nil), s.groups[0].bs...)
-	return append(out, s.groups[1].bs...)
+	var out []*backend.Backend
+	for _, g := range b.snap.Load().groups {
+		out = append(out, g.bs...)
+	}
+	return out
 }
 
 // Pick returns the backend for the next request, or nil if none is
-// available. Regular backends first; Emergency ones only when no regular
-// backend can take the request.
+// available. Groups are tried in order: regular backends first, each
+// further group (SRV priorities) only when the ones before it cannot take
+// the request, Emergency backends last.
 func (b *Balancer) Pick() *backend.Backend {
 	s := b.snap.Load()
-	if be := b.pickGroup(&s.groups[0], &b.cursors[0]); be != nil {
-		return be
+	for i := range s.groups {
+		if be := b.pickGroup(&s.groups[i], &b.cursors[i]); be != nil {
+			return be
+		}
 	}
-	return b.pickGroup(&s.groups[1], &b.cursors[1])
+	return nil
 }
 
 func (b *Balancer) pickGroup(g *group, c *cursor) *backend.Backend {

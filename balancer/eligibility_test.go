@@ -137,6 +137,40 @@ func TestEmergencyOnlyWhenNoRegular(t *testing.T) {
 	})
 }
 
+// Balancer groups (SRV priorities) are tried in increasing order, after
+// the configured backends and before the Emergency ones.
+func TestBalancerGroups(t *testing.T) {
+	t.Parallel()
+	kindModes(t, func(t *testing.T, k Kind, m Mode) {
+		f := newFixture(t,
+			spec{prio: 1, weight: 1, group: 20},
+			spec{prio: 1, weight: 1, emergency: true},
+			spec{prio: 1, weight: 1, group: 10},
+			spec{prio: 1, weight: 1},
+			spec{prio: 1, weight: 1, group: 10},
+		)
+		b := New(k, f.bs, WithMode(m))
+		defer b.Close()
+		steps := []struct {
+			name string
+			do   func()
+			want string
+		}{
+			{name: "group 0 first", do: func() {}, want: "D"},
+			{name: "then group 10", do: func() { f.bs[3].SetAlive(false, "t") }, want: "CE"},
+			{name: "then group 20", do: func() { f.bs[2].SetEnabled(false); f.bs[4].SetAlive(false, "t") }, want: "A"},
+			{name: "emergency last", do: func() { f.bs[0].SetAlive(false, "t") }, want: "B"},
+			{name: "group 10 back", do: func() { f.bs[4].SetAlive(true, "") }, want: "E"},
+		}
+		for _, s := range steps {
+			s.do()
+			if got := spread(f, b, 100); got != s.want {
+				t.Errorf("%s: picked %s, want %s", s.name, got, s.want)
+			}
+		}
+	})
+}
+
 func TestConnLimit(t *testing.T) {
 	t.Parallel()
 	kindModes(t, func(t *testing.T, k Kind, m Mode) {

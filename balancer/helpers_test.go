@@ -27,6 +27,7 @@ var quiet = func() *logrus.Logger {
 // spec describes one test backend.
 type spec struct {
 	prio, weight, limit int
+	group               int // Pound balancer group
 	emergency, disabled bool
 	dead                bool
 }
@@ -89,6 +90,7 @@ func newFixture(t testing.TB, specs ...spec) *fixture {
 			Weight:      s.weight,
 			ConnLimit:   s.limit,
 			Emergency:   s.emergency,
+			Group:       s.group,
 			Disabled:    s.disabled,
 			Logger:      quiet,
 			DialContext: d.dial,

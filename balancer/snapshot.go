@@ -20,8 +20,11 @@ const maxWeight = 1 << 20
 
 // snapshot is the immutable eligible set published to Pick.
 type snapshot struct {
-	groups   [2]group // 0 = regular, 1 = emergency
-	priority int      // zproxy service priority; 0 in PoundMode
+	// groups are Pound's balancer groups in the order they are tried,
+	// one per entry of Balancer.tiers: regular backends, groups made by
+	// SRV records, Emergency backends last.
+	groups   []group
+	priority int // zproxy service priority; 0 in PoundMode
 }
 
 // group holds the eligible backends of one tier, in config order, plus the
@@ -36,29 +39,51 @@ type group struct {
 	tree  *minTree // least-connections family with >= treeMin backends
 }
 
+// emergencyTier is the balancer group of Emergency backends (Pound's
+// weight 65535: after every other group).
+const emergencyTier = 65535
+
+// tierOf is the balancer group a backend belongs to.
+func tierOf(be *backend.Backend) int {
+	if be.Emergency() {
+		return emergencyTier
+	}
+	return be.Group()
+}
+
+// tiersOf returns the distinct tiers of bs in increasing order.
+func tiersOf(bs []*backend.Backend) []int {
+	var ts []int
+	for _, be := range bs {
+		ts = append(ts, tierOf(be))
+	}
+	slices.Sort(ts)
+	return slices.Compact(ts)
+}
+
 // rebuild computes and publishes a new snapshot from the backends' current
 // enabled/alive state. Serialised by mu, and every flip calls it after its
 // store, so the last rebuild always sees the latest state.
 func (b *Balancer) rebuild() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := &snapshot{}
+	s := &snapshot{groups: make([]group, len(b.tiers))}
 	if b.mode == ZproxyMode {
 		s.priority = servicePriority(b.byPrio)
 	}
-	var regular, emergency []*backend.Backend
+	members := make([][]*backend.Backend, len(b.tiers))
 	for _, be := range b.all {
 		switch {
 		case !be.Enabled() || !be.Alive() || b.weight(be) <= 0:
-		case be.Emergency():
-			emergency = append(emergency, be)
-		case b.mode == ZproxyMode && be.Priority() > s.priority:
+		case !be.Emergency() && b.mode == ZproxyMode && be.Priority() > s.priority:
 		default:
-			regular = append(regular, be)
+			i, _ := slices.BinarySearch(b.tiers, tierOf(be)) // every tier is in b.tiers
+			members[i] = append(members[i], be)
 		}
 	}
-	s.groups[0] = b.newGroup(regular)
-	s.groups[1] = b.newGroup(emergency)
+	for i := range s.groups {
+		s.groups[i] = b.newGroup(members[i])
+	}
 	if usesTree(b.kind, len(b.all)) {
 		for _, be := range b.all {
 			be.Unwatch(b) // ineligible now; eligible ones are re-pointed below

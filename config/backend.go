@@ -18,9 +18,8 @@ type backendExtra struct {
 }
 
 // backendUnsupported are backend directives lbd accepts without
-// implementing them (Pound 4 dynamic backends, zproxy ignored settings).
-var backendUnsupported = canonSet("Family", "Resolve", "IgnoreSRVWeight",
-	"OverrideTTL", "RetryInterval", "Key", "ECDHCurve", "SSLConfigFile",
+// implementing them (zproxy's ignored settings).
+var backendUnsupported = canonSet("Key", "ECDHCurve", "SSLConfigFile",
 	"SSLConfigSection")
 
 // backendRefAllowed are the statements a backend reference may contain.
@@ -95,6 +94,7 @@ func initBackendTable() {
 		}
 	})
 	t.add("Use", "s", func(_ *builder, be *Backend, _ *parser.Node, u []unit) { be.Name = u[0].arg.Text })
+	initDynamicBackendTable(t)
 }
 
 func backendPriority(b *builder, be *Backend, _ *parser.Node, u []unit) {
@@ -176,9 +176,19 @@ func (b *builder) backendAddress(be *Backend, n *parser.Node) {
 	case ex.portArg == nil:
 		be.Port = 80
 	}
-	if !be.Unix && net.ParseIP(be.Address) == nil && !b.opts.NoDNS {
-		if err := lookupHost(be.Address); err != nil {
-			b.errorf(ex.addrArg.Span, "cannot resolve host name %s: %s", be.Address, dnsErrText(err))
+	if be.Unix || net.ParseIP(be.Address) != nil {
+		be.Resolve = "" // nothing to resolve: static, as in Pound
+	}
+	switch {
+	case be.Dynamic():
+		b.dynamicBackend(be, n)
+	case !be.Unix && net.ParseIP(be.Address) == nil && !b.opts.NoDNS:
+		// A name that does not resolve yet (a container not started)
+		// is not fatal: the backend starts dead and its probe retries.
+		if err := lookupHost(be.Address, be.Family); err != nil {
+			b.warnf(ex.addrArg.Span, "cannot resolve host name %s: %s; the backend stays dead until it resolves",
+				be.Address, dnsErrText(err))
+			be.Unresolved = true
 		}
 	}
 }

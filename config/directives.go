@@ -9,8 +9,8 @@ type Directive struct {
 	// Section is where the keyword may appear: "global", "control",
 	// "listener" (ListenHTTP and ListenHTTPS), "https" (ListenHTTPS only),
 	// "service", "match" (conditions inside Match and Not), "session",
-	// "backend" (BackEnd, Emergency and named Backend), or "any" for the
-	// parser's own Include.
+	// "backend" (BackEnd, Emergency and named Backend), "resolver", or
+	// "any" for the parser's own Include.
 	Section string
 	// Name is the canonical spelling. Alternate spellings registered as
 	// aliases (Anonymize, HeadRequire, ...) are reported in lower case,
@@ -44,6 +44,7 @@ func Directives() []Directive {
 	out = appendTable(out, "match", condTable, condUnsupported)
 	out = appendTable(out, "session", sessionTable, nil)
 	out = appendTable(out, "backend", beTable, backendUnsupported)
+	out = appendTable(out, "resolver", resolverTable, nil)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Section != out[j].Section {
 			return out[i].Section < out[j].Section

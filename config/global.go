@@ -52,7 +52,7 @@ var syslogFacilities = map[string]bool{
 var globalUnsupported = canonSet("SSLEngine", "ECDHCurve", "DHParams",
 	"ThreadModel", "Supervisor", "WorkerMinCount", "WorkerMaxCount",
 	"WorkerIdleTimeout", "WorkerStackSize", "ConnectionQueueSize", "ReserveFD",
-	"BackendStats", "Resolver", "Lua",
+	"BackendStats", "Lua",
 	"Tunnel", "Name", "HTTPTracerDir", "DynScale", "Ignore100continue",
 	"ControlIP", "ControlPort")
 
@@ -118,6 +118,7 @@ func initGlobalTable() {
 		c.Services = b.service(n, u, c.Services)
 	}).block()
 	t.add("Backend", "s", globalBackend).block()
+	t.add("Resolver", "", globalResolver).block()
 }
 
 // durationSetter builds a handler storing a duration argument.

@@ -186,6 +186,9 @@ func supportedDirectives() []string {
 	for k := range beTable {
 		names = append(names, k)
 	}
+	for k := range resolverTable {
+		names = append(names, k)
+	}
 	sort.Strings(names)
 	return names
 }

@@ -192,7 +192,7 @@ func (b *builder) listenerAddress(l *Listener, ex *listenerExtra) {
 			b.errorf(ex.port.Span, "Port is not applicable to this address family")
 		}
 		if !l.Unix && net.ParseIP(l.Address) == nil && !b.opts.NoDNS {
-			if err := lookupHost(l.Address); err != nil {
+			if err := lookupHost(l.Address, ""); err != nil {
 				b.errorf(ex.addr.Span, "bad listener address: %s", dnsErrText(err))
 			}
 		}
@@ -205,13 +205,25 @@ func (b *builder) listenerAddress(l *Listener, ex *listenerExtra) {
 	}
 }
 
-// lookupHost checks that a host name resolves, giving up after a few
-// seconds so a dead resolver cannot hang startup.
-func lookupHost(name string) error {
+// lookupHost checks that a host name resolves to an address of family
+// ("" or any, inet, inet6), giving up after a few seconds so a dead
+// resolver cannot hang startup.
+func lookupHost(name, family string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := net.DefaultResolver.LookupHost(ctx, name)
+	_, err := net.DefaultResolver.LookupIP(ctx, ipNetwork(family), name)
 	return err
+}
+
+// ipNetwork is the net package's name of an address family.
+func ipNetwork(family string) string {
+	switch family {
+	case "inet":
+		return "ip4"
+	case "inet6":
+		return "ip6"
+	}
+	return "ip"
 }
 
 // dnsErrText is a resolver error without the server address.

@@ -86,6 +86,8 @@ type builder struct {
 	// the request, its first such statement (Eval in Rewrite response
 	// refuses those).
 	requestOnly map[string]parser.Span
+	// resolverSrc is the last ConfigFile or ConfigText seen
+	resolverSrc resolverExtra
 }
 
 // warnDeprecated reports whether Pound 4's deprecation warnings apply.
@@ -353,4 +355,5 @@ func init() {
 	initServiceTable()
 	initSessionTable()
 	initBackendTable()
+	initResolverTable()
 }

@@ -258,21 +258,36 @@ func TestLoadMissingFile(t *testing.T) {
 
 func TestDNS(t *testing.T) {
 	tests := []struct {
-		name string
-		addr string
-		opts LoadOptions
-		err  string
+		name       string
+		listen     string // listener address ("" = none)
+		addr       string // backend address
+		opts       LoadOptions
+		err, warn  string
+		unresolved bool
 	}{
 		{name: "localhost resolves", addr: "localhost"},
 		{name: "no-dns skips lookup", addr: "no-such-host.invalid", opts: LoadOptions{NoDNS: true}},
-		{name: "unresolvable", addr: "no-such-host.invalid", err: "cannot resolve host name no-such-host.invalid"},
+		{name: "unresolvable backend warns", addr: "no-such-host.invalid",
+			warn: "cannot resolve host name no-such-host.invalid", unresolved: true},
+		{name: "unresolvable listener fails", listen: "no-such-host.invalid", addr: "127.0.0.1",
+			err: "bad listener address"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src := "ListenHTTP\n Service\n  Backend\n   Address " + tc.addr + "\n  End\n End\nEnd\n"
-			_, _, err := LoadBytes("t.cfg", []byte(src), tc.opts)
+			src := "ListenHTTP\n"
+			if tc.listen != "" {
+				src += " Address " + tc.listen + "\n"
+			}
+			src += " Service\n  Backend\n   Address " + tc.addr + "\n  End\n End\nEnd\n"
+			cfg, warns, err := LoadBytes("t.cfg", []byte(src), tc.opts)
 			if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("got %v, want %q", err, tc.err)
+				t.Fatalf("got %v, want %q", err, tc.err)
+			}
+			if got := diagText(warns, nil); !strings.Contains(string(got), tc.warn) || tc.warn == "" && len(got) > 0 {
+				t.Errorf("warnings %q, want %q", got, tc.warn)
+			}
+			if cfg != nil && cfg.Listeners[0].Services[0].Backends[0].Unresolved != tc.unresolved {
+				t.Errorf("Unresolved = %v, want %v", !tc.unresolved, tc.unresolved)
 			}
 		})
 	}

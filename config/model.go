@@ -65,6 +65,8 @@ type Config struct {
 	IgnoreCase   bool     `json:"ignore_case"`
 
 	Control *Control `json:"control,omitempty"`
+	// Resolver is nil without a Resolver section (DefaultResolver applies).
+	Resolver *Resolver `json:"resolver,omitempty"`
 
 	Listeners     []*Listener `json:"listeners"`
 	Services      []*Service  `json:"services,omitempty"` // global services

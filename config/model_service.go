@@ -223,6 +223,18 @@ type Backend struct {
 	// HAPort is the classic `HAport [addr] port` liveness probe target.
 	HAPort *HAPort `json:"haport,omitempty"`
 
+	// Resolve is Pound 4's resolve mode: "" (immediate: a static backend)
+	// or first, all, srv: a matrix that expands at run time into one
+	// backend per address the DNS gives (see ResolveFirst).
+	Resolve         string   `json:"resolve,omitempty"`
+	Family          string   `json:"family,omitempty"` // "" (any), inet, inet6 or unix
+	IgnoreSRVWeight bool     `json:"ignore_srv_weight,omitempty"`
+	OverrideTTL     Duration `json:"override_ttl,omitempty"`   // 0 = the DNS TTL
+	RetryInterval   Duration `json:"retry_interval,omitempty"` // 0 = the Resolver's
+	// Unresolved marks a static backend whose host name did not resolve
+	// at load: it starts dead, and its health probe resolves it again.
+	Unresolved bool `json:"unresolved,omitempty"`
+
 	// Timeouts, resolved against the global values (Emergency: 120 s).
 	TimeOut   Duration `json:"timeout"`
 	ConnTO    Duration `json:"connto"`
@@ -240,6 +252,21 @@ type Backend struct {
 	Status   int        `json:"status,omitempty"`   // Kind == error
 	Page     *ErrorPage `json:"page,omitempty"`     // Kind == error
 }
+
+// Resolve modes of a dynamic backend.
+const (
+	// ResolveFirst makes one backend from the first address.
+	ResolveFirst = "first"
+	// ResolveAll makes one backend per address.
+	ResolveAll = "all"
+	// ResolveSRV reads SRV records; each target is resolved as with
+	// ResolveAll, its port and weight taken from the record and its
+	// priority choosing the balancer group.
+	ResolveSRV = "srv"
+)
+
+// Dynamic reports whether the backend is a matrix resolved at run time.
+func (b *Backend) Dynamic() bool { return b.Resolve != "" }
 
 // HAPort is the classic `HAport [addr] port` liveness probe target.
 type HAPort struct {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -27,7 +28,10 @@ type graph struct {
 	services  [][]*service.Service // per listener: its own services
 	global    []*service.Service
 	backends  map[string]*backend.Backend
-	detach    []func()
+	// matrices are the dynamic backends, by matrixKey: the dynamic
+	// state follows this set after every swap.
+	matrices map[string]*config.Backend
+	detach   []func()
 }
 
 // backendKey identifies a backend across reloads: the same service (by
@@ -62,13 +66,16 @@ type builder struct {
 	// constants, trusted proxies); listeners and services narrow it.
 	env *rules.Env
 	log logrus.FieldLogger
+	dyn *dynamic // what matrices expand to
 }
 
-// build makes the graph for cfg, reusing state of prev (nil at start).
-// On error nothing of prev changes and the half-built graph is released.
-func build(cfg *config.Config, prev *graph, log logrus.FieldLogger) (*graph, error) {
-	b := &builder{cfg: cfg, prev: prev, next: &graph{cfg: cfg, backends: map[string]*backend.Backend{}},
-		replaced: map[*backend.Backend]*backend.Backend{}, log: log}
+// build makes the graph for cfg, reusing state of prev (nil at start),
+// with the matrices expanded as dyn has them now. On error nothing of
+// prev changes and the half-built graph is released.
+func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic) (*graph, error) {
+	b := &builder{cfg: cfg, prev: prev, log: log, dyn: dyn,
+		next:     &graph{cfg: cfg, backends: map[string]*backend.Backend{}, matrices: map[string]*config.Backend{}},
+		replaced: map[*backend.Backend]*backend.Backend{}}
 	fail := func(err error) (*graph, error) {
 		for _, d := range b.next.detach {
 			d()
@@ -129,34 +136,25 @@ func algorithm(s *config.Service) (balancer.Kind, balancer.Mode, error) {
 }
 
 func (b *builder) service(scope string, idx int, s *config.Service, env *rules.Env) (*service.Service, error) {
-	var bes []*backend.Backend
-	add := func(cb *config.Backend) {
-		if cb.Kind != config.BackendRegular {
-			return
-		}
-		key := backendKey(scope, idx, s, cb)
-		be := b.backend(key, cb)
-		bes = append(bes, be)
-	}
-	for _, cb := range s.Backends {
-		add(cb)
-	}
-	for _, cb := range s.Emergency {
-		add(cb)
-	}
+	entries, bes := b.layout(scope, idx, s)
 	kind, mode, err := algorithm(s)
 	if err != nil {
 		return nil, err
 	}
 	algo := balancer.New(kind, bes, balancer.WithMode(mode))
 	b.next.detach = append(b.next.detach, algo.Close)
-	o := service.Options{Backends: bes, Algo: algo, Env: env}
+	o := service.Options{Backends: bes, Listing: entries, Algo: algo, Env: env}
 	if s.Session != nil && s.Session.Type != config.SessionNone {
 		o.Sessions, o.Extractor = b.sessions(scope, idx, s, bes)
 	}
 	svc, err := service.New(s, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Pos, err)
+	}
+	if old := b.prev.findService(scope, idx, s.Name); old != nil && old.Cfg == s {
+		// The same configuration rebuilt (DNS changes, log level): what
+		// the operator set stays.
+		svc.SetEnabled(old.Enabled())
 	}
 	return svc, nil
 }
@@ -209,31 +207,36 @@ func (g *graph) findService(scope string, idx int, name string) *service.Service
 	return nil
 }
 
-func (b *builder) backend(key string, cb *config.Backend) *backend.Backend {
+func (b *builder) backend(key string, cb *config.Backend, group int) *backend.Backend {
 	var old *backend.Backend
 	if b.prev != nil {
 		old = b.prev.backends[key]
 	}
-	if old != nil && sameBackend(old, cb) {
+	if old != nil && sameBackend(old, cb, group) {
 		b.next.backends[key] = old
 		return old
 	}
-	be := backend.New(backendOptions(b.cfg, cb))
-	if old != nil {
+	o := backendOptions(b.cfg, cb)
+	o.Group = group
+	be := backend.New(o)
+	switch {
+	case old != nil:
 		// Same backend, new settings: keep what the operator and the
 		// health checks decided, and its sessions (see sessions).
 		be.SetEnabled(old.Enabled())
 		be.SetAlive(old.Alive(), "state carried over from the previous configuration")
 		b.replaced[old] = be
+	case cb.Unresolved:
+		be.SetAlive(false, "host name does not resolve")
 	}
 	b.next.backends[key] = be
 	return be
 }
 
 // sameBackend tells whether a backend's settings allow reusing its state.
-func sameBackend(old *backend.Backend, cb *config.Backend) bool {
+func sameBackend(old *backend.Backend, cb *config.Backend, group int) bool {
 	return old.Priority() == cb.Priority && old.Weight() == max(cb.Weight, 1) &&
-		old.ConnLimit() == cb.ConnLimit &&
+		old.ConnLimit() == cb.ConnLimit && old.Group() == group &&
 		old.TimeOut() == time.Duration(cb.TimeOut) &&
 		old.ConnTO() == time.Duration(cb.ConnTO) &&
 		old.WSTimeOut() == time.Duration(cb.WSTimeOut)
@@ -261,6 +264,7 @@ func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
 		o.ID = cb.Address + "-" + strconv.Itoa(cb.Port)
 	}
 	backendTLS(&o, cb)
+	familyDial(&o, cb.Family)
 	if cb.HAPort != nil {
 		host := cb.HAPort.Address
 		if host == "" {
@@ -269,6 +273,25 @@ func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
 		o.HAPort = net.JoinHostPort(host, strconv.Itoa(cb.HAPort.Port))
 	}
 	return o
+}
+
+// familyDial makes a static backend's host name resolve in its Family
+// only (a matrix's backends have an address already).
+func familyDial(o *backend.Options, family string) {
+	network := map[string]string{"inet": "tcp4", "inet6": "tcp6"}[family]
+	if network == "" || o.Network != "tcp" {
+		return
+	}
+	dial := o.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	o.DialContext = func(ctx context.Context, nw, addr string) (net.Conn, error) {
+		if nw == "tcp" {
+			nw = network
+		}
+		return dial(ctx, nw, addr)
+	}
 }
 
 // listener builds the data-path view of a listener.

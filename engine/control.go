@@ -33,18 +33,27 @@ func (e *Engine) lookup(ref adminapi.Ref) (*service.Service, error) {
 }
 
 // backendAt returns backend i of s as the control API numbers them: a
-// special backend (redirect, error, ...) first, then the regular ones.
+// special backend (redirect, error, ...) first, then the Listing.
 func backendAt(s *service.Service, i int) (*backend.Backend, error) {
+	en, err := entryAt(s, i)
+	if err == nil && en.Backend == nil {
+		err = fmt.Errorf("backend %d is a matrix: %w", i, adminapi.ErrInvalid)
+	}
+	return en.Backend, err
+}
+
+// entryAt returns entry i of the Listing, numbered as backendAt does.
+func entryAt(s *service.Service, i int) (service.Entry, error) {
 	if s.Special != nil {
 		if i == 0 {
-			return nil, fmt.Errorf("backend %d is a %s backend: %w", i, s.Special.Kind, adminapi.ErrInvalid)
+			return service.Entry{}, fmt.Errorf("backend %d is a %s backend: %w", i, s.Special.Kind, adminapi.ErrInvalid)
 		}
 		i--
 	}
-	if i < 0 || i >= len(s.Backends) {
-		return nil, fmt.Errorf("backend %d: %w", i, adminapi.ErrNotFound)
+	if i < 0 || i >= len(s.Listing) {
+		return service.Entry{}, fmt.Errorf("backend %d: %w", i, adminapi.ErrNotFound)
 	}
-	return s.Backends[i], nil
+	return s.Listing[i], nil
 }
 
 // SetEnabled enables or disables a listener, service or backend. Traffic
@@ -68,11 +77,17 @@ func (e *Engine) SetEnabled(ref adminapi.Ref, on bool) error {
 		s.SetEnabled(on)
 		return nil
 	}
-	b, err := backendAt(s, ref.Backend)
+	en, err := entryAt(s, ref.Backend)
 	if err != nil {
 		return err
 	}
-	if b.SetEnabled(on) && on && e.prober != nil {
+	if en.Backend == nil {
+		// A matrix: disabling drops its backends, enabling looks its
+		// name up again; the rebuild that follows shows the result.
+		e.dyn.setEnabled(en.Key, on)
+		return nil
+	}
+	if b := en.Backend; b.SetEnabled(on) && on && e.prober != nil {
 		e.prober.Add(b) // probe at once if it was dead meanwhile
 	}
 	return nil

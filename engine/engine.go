@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -28,6 +29,9 @@ type Options struct {
 	Prefix    string    // request log line prefix ("lbd: " on stderr)
 	// Load re-reads the configuration file for Reload (control API).
 	Load func() (*config.Config, error)
+	// DNSRewrite maps a name server's address before dynamic backends
+	// query it (resolver.FakeDNS); nil = none.
+	DNSRewrite func(network string, server netip.AddrPort) netip.AddrPort
 }
 
 // Engine runs one configuration at a time.
@@ -42,6 +46,7 @@ type Engine struct {
 	wg      sync.WaitGroup
 	started time.Time
 	control http.Handler // Pound API for Control backends in services
+	dyn     *dynamic     // DNS state of the dynamic backends
 }
 
 // server is one bound listening socket and its proxy server.
@@ -56,8 +61,8 @@ func New(cfg *config.Config, opts Options) (*Engine, error) {
 	if opts.Log == nil {
 		opts.Log = logrus.StandardLogger()
 	}
-	e := &Engine{opts: opts}
-	g, err := build(cfg, nil, opts.Log)
+	e := &Engine{opts: opts, dyn: newDynamic(opts.Log, opts.DNSRewrite)}
+	g, err := build(cfg, nil, opts.Log, e.dyn)
 	if err != nil {
 		return nil, err
 	}
@@ -97,9 +102,41 @@ func (e *Engine) Start() error {
 		e.prober.Add(b)
 	}
 	e.prober.Start(ctx)
-	e.wg.Add(1)
+	e.wg.Add(2)
 	go e.sweepSessions(ctx)
+	go e.dynamicRebuilds(ctx)
+	e.syncDynamic(e.g)
+	e.dyn.start(ctx)
 	return nil
+}
+
+// syncDynamic points the dynamic state at g's matrices (and the
+// Resolver section's settings, which only matter when there are some).
+func (e *Engine) syncDynamic(g *graph) {
+	if len(g.matrices) > 0 {
+		e.dyn.setResolver(g.cfg.Resolver)
+	}
+	e.dyn.sync(g.matrices)
+}
+
+// dynamicRebuilds rebuilds the graph whenever a lookup changed what a
+// matrix expands to. It is a reload of the same configuration: backends
+// that stay keep their state, and the new set is swapped in atomically.
+func (e *Engine) dynamicRebuilds(ctx context.Context) {
+	defer e.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.dyn.changed:
+		}
+		e.mu.Lock()
+		err := e.reloadLocked(e.g.cfg)
+		e.mu.Unlock()
+		if err != nil {
+			e.opts.Log.Errorf("dynamic backends: %v", err)
+		}
+	}
 }
 
 func (e *Engine) serve(s *server) {
@@ -157,6 +194,7 @@ func (e *Engine) stop() {
 		e.prober.Stop()
 	}
 	e.wg.Wait()
+	e.dyn.wait()
 	for _, d := range e.g.detach {
 		d()
 	}

@@ -42,7 +42,7 @@ End
 
 func mustBuild(t *testing.T, cfg *config.Config, prev *graph) *graph {
 	t.Helper()
-	g, err := build(cfg, prev, logrus.StandardLogger())
+	g, err := build(cfg, prev, logrus.StandardLogger(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func (e *Engine) Apply(cfg *config.Config) error {
 }
 
 func (e *Engine) reloadLocked(cfg *config.Config) error {
-	g, err := build(cfg, e.g, e.opts.Log)
+	g, err := build(cfg, e.g, e.opts.Log, e.dyn)
 	if err != nil {
 		return err
 	}
@@ -71,6 +71,9 @@ func (e *Engine) reloadLocked(cfg *config.Config) error {
 		d()
 	}
 	e.servers, e.g = next, g
+	if e.cancel != nil {
+		e.syncDynamic(g)
+	}
 	return nil
 }
 

@@ -48,12 +48,12 @@ func (e *Engine) State() *adminapi.State {
 			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
 		}
 		for _, s := range g.services[i] {
-			v.Services = append(v.Services, serviceView(s, now))
+			v.Services = append(v.Services, e.serviceView(s, now))
 		}
 		st.Listeners = append(st.Listeners, v)
 	}
 	for _, s := range g.global {
-		st.Services = append(st.Services, serviceView(s, now))
+		st.Services = append(st.Services, e.serviceView(s, now))
 	}
 	return st
 }
@@ -66,7 +66,7 @@ func (e *Engine) active() int64 {
 	return n
 }
 
-func serviceView(s *service.Service, now time.Time) adminapi.Service {
+func (e *Engine) serviceView(s *service.Service, now time.Time) adminapi.Service {
 	v := adminapi.Service{Name: s.Name, Enabled: s.Enabled(), SessionType: "NONE", Priority: 1}
 	if p, ok := s.Algo.(interface{ Priority() int }); ok {
 		v.Priority = p.Priority()
@@ -77,11 +77,19 @@ func serviceView(s *service.Service, now time.Time) adminapi.Service {
 			v.RedirectCode = sp.Redirect.Code
 		}
 	}
+	offset := len(v.Backends) // Listing indexes start after the special backend
 	index := map[*backend.Backend]int{}
-	for i, b := range s.Backends {
-		index[b] = i
-		bv := backendView(b)
-		bv.CookieKey = s.CookieKey(b)
+	for _, en := range s.Listing {
+		if en.Backend == nil {
+			v.Backends = append(v.Backends, e.matrixView(en))
+			continue
+		}
+		index[en.Backend] = len(v.Backends)
+		bv := backendView(en.Backend)
+		bv.CookieKey = s.CookieKey(en.Backend)
+		if en.Parent >= 0 {
+			bv.HasParent, bv.Parent = true, en.Parent+offset
+		}
 		v.Backends = append(v.Backends, bv)
 	}
 	if s.Sessions != nil {
@@ -97,10 +105,26 @@ func serviceView(s *service.Service, now time.Time) adminapi.Service {
 	return v
 }
 
+// poundFamily is the address family number Pound shows (Linux AF_*).
+var poundFamily = map[string]int{"": 0, "unix": 1, "inet": 2, "inet6": 10}
+
+// matrixView shows a dynamic backend as Pound does.
+func (e *Engine) matrixView(en service.Entry) adminapi.Backend {
+	m := en.Matrix
+	st := e.dyn.view(en.Key)
+	v := adminapi.Backend{
+		Kind: adminapi.KindMatrix, Emergency: m.Emergency, Enabled: !st.disabled,
+		Priority: m.Priority, Hostname: m.Address, ResolveMode: m.Resolve, Family: poundFamily[m.Family],
+		ServerName: m.ServerName, Expire: st.expire, ResponseTime: -1, ConnectTime: -1,
+		Port: m.Port, HTTPS: m.HTTPS,
+	}
+	return v
+}
+
 func backendView(b *backend.Backend) adminapi.Backend {
 	host, port := splitHostPort(b)
 	return adminapi.Backend{
-		ID: b.ID(), Kind: adminapi.KindRegular, Emergency: b.Emergency(),
+		ID: b.ID(), Kind: adminapi.KindRegular, Emergency: b.Emergency(), Group: b.Group(),
 		Address: host, Port: port, Enabled: b.Enabled(), Alive: b.Alive(),
 		Priority: b.Priority(), Weight: b.Weight(), ConnLimit: b.ConnLimit(),
 		ConnTimeout: b.ConnTO(), IOTimeout: b.TimeOut(), WSTimeout: b.WSTimeOut(),

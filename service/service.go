@@ -39,6 +39,9 @@ type Service struct {
 	Backends []*backend.Backend
 	Special  *config.Backend
 	Algo     balancer.Algorithm
+	// Listing is the order the control API shows and numbers backends
+	// in, after Special: Backends plus Pound's matrix entries.
+	Listing []Entry
 
 	// Sessions is nil when the service has no Session block.
 	Sessions  *session.Table[*backend.Backend]
@@ -48,9 +51,24 @@ type Service struct {
 	cookieKeys map[*backend.Backend][]byte
 }
 
+// Entry is one backend of a service's Listing: a backend, or a matrix
+// (a dynamic backend, Backend nil), or a backend that a matrix made.
+type Entry struct {
+	Backend *backend.Backend
+	// Matrix is the matrix itself, or the one that made Backend.
+	Matrix *config.Backend
+	// Key names the matrix in the engine's dynamic state.
+	Key string
+	// Parent is the Listing index of the matrix that made Backend, -1
+	// for a configured backend or a matrix.
+	Parent int
+}
+
 // Options are what New needs beyond the config block.
 type Options struct {
-	Backends  []*backend.Backend
+	Backends []*backend.Backend
+	// Listing defaults to one entry per backend of Backends.
+	Listing   []Entry
 	Algo      balancer.Algorithm
 	Sessions  *session.Table[*backend.Backend]
 	Extractor session.Extractor
@@ -74,9 +92,15 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		Cfg:       cfg,
 		Env:       env,
 		Backends:  o.Backends,
+		Listing:   o.Listing,
 		Algo:      o.Algo,
 		Sessions:  o.Sessions,
 		Extractor: o.Extractor,
+	}
+	if s.Listing == nil {
+		for _, b := range s.Backends {
+			s.Listing = append(s.Listing, Entry{Backend: b, Parent: -1})
+		}
 	}
 	for _, b := range cfg.Backends {
 		if b.Kind != config.BackendRegular {

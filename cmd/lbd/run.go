@@ -18,6 +18,7 @@ import (
 
 	"lbd/config"
 	"lbd/engine"
+	"lbd/resolver"
 )
 
 // Exit statuses, as Pound's: 0 success, 1 any error.
@@ -179,6 +180,10 @@ func serve(o *options, cfg *config.Config) int {
 			c, _, err := config.Load(o.configFile, loadOptions(o))
 			return c, err
 		},
+		// Pound's test suite reaches its DNS server through an
+		// LD_PRELOAD library, which a Go binary bypasses: lbd honours
+		// the same variables instead.
+		DNSRewrite: resolver.FakeDNS(os.Getenv),
 	})
 	if err != nil {
 		log.Errorf("%v", err)

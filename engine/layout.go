@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+
+	"lbd/backend"
+	"lbd/config"
+	"lbd/service"
+)
+
+// emergencyGroup is Pound's balancer group of Emergency backends.
+const emergencyGroup = 65535
+
+// matrixKey identifies a matrix across rebuilds and reloads: the same
+// service and the same lookup keep what the DNS said.
+func matrixKey(scope string, svcIdx int, svc *config.Service, cb *config.Backend) string {
+	return backendKey(scope, svcIdx, svc, cb) + "|" + cb.Resolve + "|" + cb.Family +
+		"|" + strconv.FormatInt(int64(cb.OverrideTTL), 10) + "|" + strconv.FormatInt(int64(cb.RetryInterval), 10)
+}
+
+// tier is one balancer group of a layout: configured entries first, then
+// the backends matrices made, as Pound appends them.
+type tier struct{ conf, made []service.Entry }
+
+// layout returns a service's entries in Pound's order, balancer group
+// after group (Emergency last), and the backends among them. Matrices
+// are expanded from the dynamic state as it is now.
+func (b *builder) layout(scope string, idx int, s *config.Service) ([]service.Entry, []*backend.Backend) {
+	tiers := map[int]*tier{}
+	at := func(g int) *tier {
+		if tiers[g] == nil {
+			tiers[g] = &tier{}
+		}
+		return tiers[g]
+	}
+	add := func(cb *config.Backend, base int) {
+		if cb.Kind != config.BackendRegular {
+			return
+		}
+		if !cb.Dynamic() {
+			be := b.backend(backendKey(scope, idx, s, cb), cb, 0)
+			at(base).conf = append(at(base).conf, service.Entry{Backend: be, Parent: -1})
+			return
+		}
+		key := matrixKey(scope, idx, s, cb)
+		b.next.matrices[key] = cb
+		at(base).conf = append(at(base).conf, service.Entry{Matrix: cb, Key: key, Parent: -1})
+		for _, c := range b.dyn.view(key).children {
+			g := base
+			if c.srv && base != emergencyGroup {
+				g = c.group
+			}
+			be := b.backend(key+"/"+c.addr.String(), childConfig(cb, c), g)
+			at(g).made = append(at(g).made, service.Entry{Backend: be, Matrix: cb, Key: key})
+		}
+	}
+	for _, cb := range s.Backends {
+		add(cb, 0)
+	}
+	for _, cb := range s.Emergency {
+		add(cb, emergencyGroup)
+	}
+	return flatten(tiers)
+}
+
+// flatten orders the tiers and points each made backend at its matrix.
+func flatten(tiers map[int]*tier) ([]service.Entry, []*backend.Backend) {
+	groups := make([]int, 0, len(tiers))
+	for g := range tiers {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	var entries []service.Entry
+	for _, g := range groups {
+		entries = append(append(entries, tiers[g].conf...), tiers[g].made...)
+	}
+	parent := map[string]int{}
+	var bes []*backend.Backend
+	for i, e := range entries {
+		switch {
+		case e.Backend == nil:
+			parent[e.Key] = i
+		case e.Matrix != nil:
+			entries[i].Parent = parent[e.Key] // the matrix is in group 0 or earlier in its own
+			bes = append(bes, e.Backend)
+		default:
+			bes = append(bes, e.Backend)
+		}
+	}
+	return entries, bes
+}
+
+// childConfig is the configuration of a backend a matrix made: the
+// matrix's settings with the address found, and for SRV records the
+// record's weight as Priority (1 for a priority whose weights are all 0,
+// unless IgnoreSRVWeight keeps the matrix's), as Pound does.
+func childConfig(m *config.Backend, c child) *config.Backend {
+	cb := *m
+	cb.Address, cb.Port = c.addr.Addr().String(), int(c.addr.Port())
+	cb.Resolve, cb.Unresolved = "", false
+	switch {
+	case !c.srv || m.IgnoreSRVWeight:
+	case c.maxWeight == 0:
+		cb.Priority = 1
+	default:
+		cb.Priority = c.weight
+	}
+	return &cb
+}
