@@ -339,7 +339,6 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 		return nil, fmt.Errorf("%s: %w", l.Pos, err)
 	}
 	st.Detached = len(env.Detached)
-	st.Env = env
 	st.Combine = cfg.CombineHeaders
 	st.Diag = func(msg string) { b.log.Warn(msg) }
 	return st, nil

@@ -255,14 +255,12 @@ func (c *conn) appendClientAddr(b []byte, anon bool) []byte {
 // header names past the trusted proxies (TrustedIP of the service, else
 // the listener's, else the global one), or the peer.
 func (c *conn) originIP(st *Listener) netip.Addr {
-	env := st.Env
-	if c.ex.svc != nil && c.ex.svc.Env != nil {
-		env = c.ex.svc.Env
-	}
-	if env == nil {
+	// Only a routed request has its headers in c.rs; a malformed one is
+	// logged with the peer, as in Pound.
+	if c.ex.svc == nil || c.ex.svc.Env == nil {
 		return c.client
 	}
-	return c.rs.RemoteIP(env, true)
+	return c.rs.RemoteIP(c.ex.svc.Env, true)
 }
 
 // appendIP prints a as Pound's addr2str does.

@@ -50,9 +50,7 @@ type Listener struct {
 	// conditions (each request caches their results).
 	ReqRules  *rules.Program
 	RespRules *rules.Program
-	// Env is the listener's rule scope (trusted proxies for %a).
-	Env      *rules.Env
-	Detached int
+	Detached  int
 	// Combine names the headers whose repeated lines are joined
 	// (CombineHeaders).
 	Combine []string
