@@ -19,7 +19,7 @@ type backendExtra struct {
 
 // backendUnsupported are backend directives lbd accepts without
 // implementing them (zproxy's ignored settings).
-var backendUnsupported = canonSet("Key", "ECDHCurve", "SSLConfigFile",
+var backendUnsupported = canonSet("Key", "SSLConfigFile",
 	"SSLConfigSection")
 
 // backendRefAllowed are the statements a backend reference may contain.
@@ -65,6 +65,11 @@ func initBackendTable() {
 	t.add("Cert", "s", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		be.HTTPS = true
 		be.Cert = b.certFile(u[0].arg, b.resolve(u[0].arg.Text))
+	})
+	t.add("ECDHCurve", "s", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
+		if b.curve(u[0].arg) {
+			be.ECDHCurve, be.HTTPS = u[0].arg.Text, true
+		}
 	})
 	t.add("Ciphers", "[fsl]+", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		b.checkCiphers(u)

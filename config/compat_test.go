@@ -11,8 +11,9 @@ import (
 const compatDir = "../../shared/compat-configs"
 
 // TestCompatConfigs loads every configuration of the shared corpus: all
-// must load with nothing but "not supported" warnings, except the one
-// zproxy itself rejects for a backend listed twice in one service.
+// must load with nothing but "has no effect" warnings, except the one
+// zproxy itself rejects for a backend listed twice in one service and the
+// WAF ones, which lbd refuses.
 func TestCompatConfigs(t *testing.T) {
 	if _, err := os.Stat(compatDir); err != nil {
 		t.Skipf("compat corpus not available at %s: %v", compatDir, err)
@@ -40,11 +41,19 @@ func TestCompatConfigs(t *testing.T) {
 				}
 				return
 			}
+			if src, rerr := os.ReadFile(path); rerr == nil && strings.Contains(string(src), "\tWafRules") {
+				// zproxy's WAF (ModSecurity rules) is not in lbd: such a
+				// file must be refused, not run without its filter.
+				if err == nil || !strings.Contains(err.Error(), `"WafRules" is not supported by lbd`) {
+					t.Fatalf("want WafRules refused, got %v", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("load failed:\n%v", err)
 			}
 			for _, w := range warns {
-				if !strings.HasSuffix(w.Msg, "is not supported") {
+				if !strings.HasSuffix(w.Msg, "has no effect in lbd") {
 					t.Errorf("unexpected warning: %s", w.Error())
 				}
 			}

@@ -49,7 +49,7 @@ var syslogFacilities = map[string]bool{
 
 // globalUnsupported are top-level directives lbd accepts without
 // implementing them (Pound 4 extras, zproxy and fork settings).
-var globalUnsupported = canonSet("SSLEngine", "ECDHCurve", "DHParams",
+var globalUnsupported = canonSet("SSLEngine", "DHParams",
 	"ThreadModel", "Supervisor", "WorkerMinCount", "WorkerMaxCount",
 	"WorkerIdleTimeout", "WorkerStackSize", "ConnectionQueueSize", "ReserveFD",
 	"BackendStats", "Lua",
@@ -70,6 +70,11 @@ var globalTable = table[*Config]{}
 func initGlobalTable() {
 	t := globalTable
 	t.add("User", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.User = u[0].arg.Text })
+	t.add("ECDHCurve", "s", func(b *builder, c *Config, _ *parser.Node, u []unit) {
+		if b.curve(u[0].arg) {
+			c.ECDHCurve = u[0].arg.Text
+		}
+	})
 	t.add("Group", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.Group = u[0].arg.Text })
 	t.add("RootJail", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.RootJail = u[0].arg.Text })
 	t.add("Daemon", "b", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.Daemon = boolArg(u[0]) })

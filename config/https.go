@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 
+	"lbd/openssl"
 	"lbd/parser"
 )
 
@@ -79,6 +80,11 @@ func addTLSDirectives(t table[*Listener]) {
 		b.checkCiphers(u)
 		ciphers(u, &l.TLS.Ciphers, &l.TLS.CipherSuites)
 	}).withFlags("ciphersuites=", "cipherlist=")
+	t.add("ECDHCurve", "s", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
+		if b.curve(u[0].arg) {
+			l.TLS.ECDHCurve = u[0].arg.Text
+		}
+	})
 	t.add("SSLHonorCipherOrder", "b", func(_ *builder, l *Listener, _ *parser.Node, u []unit) {
 		l.TLS.HonorCipherOrder = boolArg(u[0])
 	})
@@ -98,4 +104,13 @@ func addTLSDirectives(t table[*Listener]) {
 			l.TLS.NoHTTPS11 = int(n)
 		}
 	})
+}
+
+// curve checks an ECDHCurve value.
+func (b *builder) curve(a parser.Arg) bool {
+	if _, err := openssl.Curves(a.Text); err != nil {
+		b.errorf(a.Span, "%s", err.Error())
+		return false
+	}
+	return true
 }

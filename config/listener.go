@@ -26,7 +26,7 @@ type listenerExtra struct {
 // implementing them.
 var listenerUnsupported = canonSet("LuaModify", "ACME", "WafRules", "ErrWAF",
 	"CertDir", "SSLConfigFile", "SSLConfigSection", "SSLUncleanShutdown",
-	"ForwardSNI", "ECDHCurve", "DHParams", "ForceHTTP10")
+	"ForwardSNI", "DHParams", "ForceHTTP10")
 
 var (
 	httpTable  = table[*Listener]{}

@@ -125,6 +125,11 @@ func build(path string, tree *parser.File, pdiags []*parser.Diagnostic, inc stri
 		}
 		walk(b, globalTable, globalUnsupported, b.cfg, tree.Nodes)
 		b.finish()
+		for _, l := range b.cfg.Listeners {
+			if l.TLS != nil && l.TLS.ECDHCurve == "" {
+				l.TLS.ECDHCurve = b.cfg.ECDHCurve
+			}
+		}
 	}
 	return b.result()
 }
@@ -196,9 +201,25 @@ func (b *builder) notef(s parser.Span, format string, a ...any) {
 	b.diags = append(b.diags, &parser.Diagnostic{Span: s, Msg: fmt.Sprintf(format, a...), Warning: true, Note: true})
 }
 
-// unsupported reports a directive lbd accepts but does not implement.
+// meaningless are the settings of Pound's and zproxy's process and
+// OpenSSL models that have nothing to set in lbd (goroutines, not worker
+// threads; Go's TLS, which has no engines and no finite-field DHE);
+// zproxy's Ignore100continue is read and never used by zproxy itself.
+// They alone are accepted with a warning.
+var meaningless = canonSet("ThreadModel", "Supervisor", "WorkerMinCount",
+	"WorkerMaxCount", "WorkerIdleTimeout", "WorkerStackSize",
+	"ConnectionQueueSize", "ReserveFD", "BackendStats", "DynScale",
+	"HTTPTracerDir", "SSLEngine", "DHParams", "Name", "Ignore100continue")
+
+// unsupported reports a directive lbd knows but does not implement: an
+// error, so a configuration that starts does what it says, unless the
+// directive has no meaning in lbd at all.
 func (b *builder) unsupported(name string, s parser.Span) {
-	b.warnf(s, "%q is not supported", name)
+	if meaningless[lower(name)] == "" {
+		b.errorf(s, "%q is not supported by lbd", name)
+		return
+	}
+	b.warnf(s, "%q has no effect in lbd", name)
 	if !b.unsup[name] {
 		b.unsup[name] = true
 		b.cfg.Unsupported = append(b.cfg.Unsupported, name)

@@ -220,7 +220,7 @@ func TestUnsupportedRecorded(t *testing.T) {
 	if len(warns) != 3 {
 		t.Fatalf("%d warnings, want one per statement (3)", len(warns))
 	}
-	if got := warns[0].Error(); got != `t.cfg:1.1-11: warning: "ThreadModel" is not supported` {
+	if got := warns[0].Error(); got != `t.cfg:1.1-11: warning: "ThreadModel" has no effect in lbd` {
 		t.Errorf("warning text %q", got)
 	}
 }
@@ -288,6 +288,22 @@ func TestDNS(t *testing.T) {
 			}
 			if cfg != nil && cfg.Listeners[0].Services[0].Backends[0].Unresolved != tc.unresolved {
 				t.Errorf("Unresolved = %v, want %v", !tc.unresolved, tc.unresolved)
+			}
+		})
+	}
+}
+
+func TestNotImplementedIsAnError(t *testing.T) {
+	cases := []struct{ name, src, want string }{
+		{"global Lua", "Lua\n Load \"x.lua\"\nEnd\n", `t.cfg:1.1-3: "Lua" is not supported by lbd`},
+		{"service BasicAuth", "ListenHTTP\n Service\n  BasicAuth \"pw\"\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", `t.cfg:3.3-11: "BasicAuth" is not supported by lbd`},
+		{"listener WafRules", "ListenHTTP\n WafRules \"r\"\n Service\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", `t.cfg:2.2-9: "WafRules" is not supported by lbd`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := LoadBytes("t.cfg", []byte(tc.src), LoadOptions{NoDNS: true})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
 	}

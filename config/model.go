@@ -5,8 +5,9 @@
 //
 // Load turns a file into a *Config. Every diagnostic (error or warning) has
 // Pound 4's form FILE:L.C-L.C: message, and all of them are reported in one
-// run. Directives lbd accepts but does not implement produce the warning
-// `"X" is not supported` and are listed in Config.Unsupported.
+// run. A directive lbd knows but does not implement is an error
+// (`"X" is not supported by lbd`); only settings with no meaning in lbd
+// warn, and are listed in Config.Unsupported.
 package config
 
 import (
@@ -80,12 +81,15 @@ type Config struct {
 	TrustedIP       *ACL              `json:"trusted_ip,omitempty"`
 	ForwardedHeader string            `json:"forwarded_header,omitempty"`
 	CombineHeaders  []string          `json:"combine_headers,omitempty"`
+	// ECDHCurve is the default key-exchange groups of HTTPS listeners.
+	ECDHCurve string `json:"ecdh_curve,omitempty"`
 	// Watched are the -filewatch files (patterns, ACLs, constants) the
 	// engine keeps up to date while running.
 	Watched []Watched `json:"-"`
 
-	// Unsupported lists directives lbd accepts but does not implement; each
-	// was reported as a warning. Canonical spelling, first use order.
+	// Unsupported lists the directives that have no meaning in lbd (worker
+	// and OpenSSL tuning); each was reported as a warning. Canonical
+	// spelling, first use order.
 	Unsupported []string `json:"unsupported,omitempty"`
 }
 
@@ -197,6 +201,9 @@ type ListenerTLS struct {
 	Disable          string    `json:"disable,omitempty"`
 	Ciphers          string    `json:"ciphers,omitempty"`
 	CipherSuites     string    `json:"cipher_suites,omitempty"` // TLS 1.3
+	// ECDHCurve is the key-exchange groups in preference order
+	// (resolved: the listener's, else the global ECDHCurve).
+	ECDHCurve string `json:"ecdh_curve,omitempty"`
 	HonorCipherOrder bool      `json:"honor_cipher_order"`
 	ClientCert       int       `json:"client_cert"`                 // 0..3
 	ClientCertDepth  int       `json:"client_cert_depth,omitempty"` // default 9 when ClientCert > 0

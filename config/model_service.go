@@ -245,6 +245,7 @@ type Backend struct {
 	Cert         *CertFile `json:"cert,omitempty"`
 	Ciphers      string    `json:"ciphers,omitempty"`
 	CipherSuites string    `json:"cipher_suites,omitempty"`
+	ECDHCurve    string    `json:"ecdh_curve,omitempty"`
 	Disable      string    `json:"disable,omitempty"`
 	VerifyList   *FileData `json:"verify_list,omitempty"` // lbd: verify the backend's certificate
 

@@ -83,6 +83,13 @@ func backendTLSConfig(cb *config.Backend) (*tls.Config, error) {
 		return nil, errors.New("Disable " + cb.Disable + " leaves no protocol enabled")
 	}
 	tc.MinVersion = minV
+	if cb.ECDHCurve != "" {
+		ids, err := openssl.Curves(cb.ECDHCurve)
+		if err != nil {
+			return nil, err
+		}
+		tc.CurvePreferences = ids
+	}
 	if cb.Ciphers != "" {
 		ids, err := openssl.CipherSuites(cb.Ciphers)
 		if err != nil {
@@ -128,7 +135,7 @@ func tlsTag(cb *config.Backend) string {
 		return ""
 	}
 	h := sha256.New()
-	for _, s := range []string{cb.ServerName, cb.Ciphers, cb.CipherSuites, cb.Disable} {
+	for _, s := range []string{cb.ServerName, cb.Ciphers, cb.CipherSuites, cb.Disable, cb.ECDHCurve} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}

@@ -81,6 +81,13 @@ func serverConfig(t *config.ListenerTLS, store *certStore) (*tls.Config, error) 
 		return nil, fmt.Errorf("directive Disable %s leaves no protocol enabled", t.Disable)
 	}
 	tc.MinVersion = minV
+	if t.ECDHCurve != "" {
+		ids, err := openssl.Curves(t.ECDHCurve)
+		if err != nil {
+			return nil, err
+		}
+		tc.CurvePreferences = ids
+	}
 	if t.Ciphers != "" {
 		ids, err := openssl.CipherSuites(t.Ciphers)
 		if err != nil {

@@ -3,6 +3,7 @@ package openssl
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -150,5 +151,29 @@ func TestEveryGoSuiteHasAName(t *testing.T) {
 		if strings.HasPrefix(CipherDescription(cs.ID), "TLS_") {
 			t.Errorf("%s has no OpenSSL name", cs.Name)
 		}
+	}
+}
+
+func TestCurves(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     []tls.CurveID
+		err      bool
+	}{
+		{name: "zproxy's prime256v1", in: "prime256v1", want: []tls.CurveID{tls.CurveP256}},
+		{name: "a list keeps its order", in: "X25519:secp384r1", want: []tls.CurveID{tls.X25519, tls.CurveP384}},
+		{name: "NIST alias, any case", in: "P-521", want: []tls.CurveID{tls.CurveP521}},
+		{name: "unknown name", in: "brainpoolP256r1", err: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Curves(tc.in)
+			if (err != nil) != tc.err {
+				t.Fatalf("err %v, want error %v", err, tc.err)
+			}
+			if !tc.err && fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
