@@ -87,6 +87,10 @@ type Config struct {
 	// engine keeps up to date while running.
 	Watched []Watched `json:"-"`
 
+	// Programs are the compiled rule programs, filled in only for
+	// --dump-config.
+	Programs []ProgramListing `json:"programs,omitempty"`
+
 	// Unsupported lists the directives that have no meaning in lbd (worker
 	// and OpenSSL tuning); each was reported as a warning. Canonical
 	// spelling, first use order.
@@ -198,12 +202,12 @@ type ListenerTLS struct {
 	Certs []*CertFile `json:"certs"` // first is the default, the rest SNI
 	// Disable is the highest disabled protocol (SSLv2 ... TLSv1_3); it and
 	// every lower one are off.
-	Disable          string    `json:"disable,omitempty"`
-	Ciphers          string    `json:"ciphers,omitempty"`
-	CipherSuites     string    `json:"cipher_suites,omitempty"` // TLS 1.3
+	Disable      string `json:"disable,omitempty"`
+	Ciphers      string `json:"ciphers,omitempty"`
+	CipherSuites string `json:"cipher_suites,omitempty"` // TLS 1.3
 	// ECDHCurve is the key-exchange groups in preference order
 	// (resolved: the listener's, else the global ECDHCurve).
-	ECDHCurve string `json:"ecdh_curve,omitempty"`
+	ECDHCurve        string    `json:"ecdh_curve,omitempty"`
 	HonorCipherOrder bool      `json:"honor_cipher_order"`
 	ClientCert       int       `json:"client_cert"`                 // 0..3
 	ClientCertDepth  int       `json:"client_cert_depth,omitempty"` // default 9 when ClientCert > 0

@@ -144,3 +144,11 @@ type Watched struct {
 	// error leaves the previous content in place.
 	Load func(data []byte) error
 }
+
+// ProgramListing is one compiled rule program as --dump-config shows it
+// (filled in by the command from the rules package).
+type ProgramListing struct {
+	Scope string   `json:"scope"` // "listener 0 service 1 \"name\"", "condition \"x\""
+	Kind  string   `json:"kind"`  // select, request or response
+	Code  []string `json:"code"`
+}

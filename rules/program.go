@@ -153,17 +153,20 @@ func (c *compiler) rule(r *config.Rule) {
 		for _, a := range br.Actions {
 			c.action(a)
 		}
-		out = append(out, patch{i: c.emit(instr{op: opJump})})
+		if br.Else != nil { // the last branch falls through to the end
+			out = append(out, patch{i: c.emit(instr{op: opJump})})
+		}
 		c.resolve(f, c.here())
 	}
 	c.resolve(out, c.here())
 }
 
 // and compiles a conjunction, returning the jumps taken when it holds
-// and when it fails. An empty list holds.
+// and when it fails. An empty list holds: it emits nothing and control
+// falls through to what follows.
 func (c *compiler) and(conds []*config.Condition) (t, f []patch) {
 	if len(conds) == 0 {
-		return []patch{{i: c.emit(instr{op: opJump})}}, nil
+		return nil, nil
 	}
 	for i, x := range conds {
 		ct, cf := c.cond(x)
@@ -200,6 +203,11 @@ func (c *compiler) cond(x *config.Condition) (t, f []patch) {
 			t, f = c.or(x.Sub)
 		} else {
 			t, f = c.and(x.Sub)
+		}
+		if len(t) == 0 && len(f) == 0 {
+			// An empty group holds; inside OR or Not that must be a jump,
+			// not a fall-through.
+			t = []patch{{i: c.emit(instr{op: opJump})}}
 		}
 	} else {
 		l, err := c.leaf(x)

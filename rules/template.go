@@ -102,9 +102,14 @@ func (e *Env) template(s string) *template {
 		lit(s[:i])
 		s = s[i:]
 		switch {
-		case len(s) == 1 || s[0] == '$' && (s[1] == '$' || s[1] == '%'):
-			lit(s[:1])
-			s = s[min(2, len(s)):]
+		case len(s) == 1:
+			lit(s)
+			s = ""
+		case s[0] == '$' && (s[1] == '$' || s[1] == '%'):
+			// "$$" and "$%" are a literal sign, as the manual says
+			// (Pound 4.23's code emits "$" for both).
+			lit(s[1:2])
+			s = s[2:]
 		case s[0] == '%' && len(s) > 2 && isXDigit(s[1]) && isXDigit(s[2]):
 			lit(s[:3])
 			s = s[3:]

@@ -19,6 +19,7 @@ import (
 	"lbd/config"
 	"lbd/engine"
 	"lbd/resolver"
+	"lbd/rules"
 )
 
 // Exit statuses, as Pound's: 0 success, 1 any error.
@@ -41,6 +42,12 @@ func run(o *options) int {
 	}
 	switch {
 	case o.dump:
+		progs, err := rules.Listings(cfg)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			return exitErr
+		}
+		cfg.Programs = progs
 		js, err := cfg.DumpJSON()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)

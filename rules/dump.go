@@ -1,0 +1,180 @@
+package rules
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"lbd/config"
+)
+
+// Listing renders p one instruction per line, for --dump-config and the
+// golden tests:
+//
+//	0: test path re "^/x" tag=t ? 1 : 3
+//	1: set_header "X-A: 1"
+//	2: jump 4
+func (p *Program) Listing() []string {
+	if p == nil {
+		return nil
+	}
+	out := make([]string, 0, len(p.code))
+	for i, in := range p.code {
+		var s string
+		switch in.op {
+		case opTest:
+			s = fmt.Sprintf("test %s ? %d : %d", in.leaf.describe(p.env), in.t, in.f)
+		case opJump:
+			s = "jump " + strconv.Itoa(int(in.t))
+		case opAct:
+			s = in.act.describe()
+		case opAccept:
+			s = "accept"
+		case opReject:
+			s = "reject"
+		case opEnd:
+			s = "end"
+		}
+		out = append(out, strconv.Itoa(i)+": "+s)
+	}
+	return out
+}
+
+var leafNames = [...]string{lkURL: "url", lkPath: "path", lkQuery: "query", lkParam: "param",
+	lkHeaderLine: "header", lkHeaderNamed: "header", lkHost: "host", lkMethod: "method",
+	lkString: "string", lkACL: "acl", lkEval: "eval", lkWatched: "watched"}
+
+func (l *leaf) describe(env *Env) string {
+	var b strings.Builder
+	b.WriteString(leafNames[l.kind])
+	switch l.kind {
+	case lkParam, lkHeaderNamed:
+		fmt.Fprintf(&b, " %q", l.name)
+	case lkString:
+		fmt.Fprintf(&b, " %q", l.subject.src)
+	case lkACL:
+		b.WriteString(" " + describeACL(l.acl))
+		if l.fwd {
+			b.WriteString(" forwarded")
+		}
+	case lkEval:
+		for name, i := range env.names {
+			if i == l.eval {
+				fmt.Fprintf(&b, " %q", name)
+			}
+		}
+	case lkWatched:
+		fmt.Fprintf(&b, " %s %s file %q", leafNames[l.target], l.list.Kind, l.list.Watch.Path)
+	}
+	if l.pat != nil {
+		b.WriteString(" " + describePattern(l.pat))
+	}
+	if l.decode {
+		b.WriteString(" decode")
+	}
+	if l.tag != "" {
+		b.WriteString(" tag=" + l.tag)
+	}
+	return b.String()
+}
+
+func describePattern(p *config.Pattern) string {
+	s := string(p.Kind)
+	if p.PCRE {
+		s = "pcre"
+	}
+	s += " " + strconv.Quote(p.Text)
+	if p.IgnoreCase {
+		s += " icase"
+	}
+	return s
+}
+
+func describeACL(a *config.ACL) string {
+	switch {
+	case a.Name != "":
+		return strconv.Quote(a.Name)
+	case a.Watch != nil:
+		return "file " + strconv.Quote(a.Watch.Path)
+	}
+	nets := make([]string, len(a.Nets))
+	for i, n := range a.Nets {
+		nets[i] = n.String()
+	}
+	return "[" + strings.Join(nets, " ") + "]"
+}
+
+func (a *action) describe() string {
+	s := string(a.kind)
+	if a.kind == config.ActSetQueryParam {
+		s += " " + strconv.Quote(a.name)
+	}
+	switch {
+	case a.pat != nil:
+		s += " " + describePattern(a.pat)
+	case a.tmpl != nil && (a.hasVal || a.kind != config.ActSetQueryParam):
+		s += " " + strconv.Quote(a.tmpl.src)
+	}
+	if a.encode {
+		s += " encode"
+	}
+	return s
+}
+
+// Listings compiles every program of cfg and lists them by scope, for
+// --dump-config; detached conditions come first.
+func Listings(cfg *config.Config) ([]config.ProgramListing, error) {
+	env, err := NewEnv(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []config.ProgramListing
+	for _, d := range cfg.Detached {
+		out = append(out, config.ProgramListing{Scope: "condition " + strconv.Quote(d.Name), Kind: "select",
+			Code: env.Detached[env.names[d.Name]].Listing()})
+	}
+	add := func(scope, kind string, p *Program, err error) error {
+		if err != nil {
+			return err
+		}
+		if kind == "select" && len(p.code) > 2 || kind != "select" && !p.Empty() {
+			out = append(out, config.ProgramListing{Scope: scope, Kind: kind, Code: p.Listing()})
+		}
+		return nil
+	}
+	services := func(scope string, e *Env, svcs []*config.Service) error {
+		for i, s := range svcs {
+			se := e.Scope(s.Constants, s.TrustedIP, s.ForwardedHeader)
+			sc := fmt.Sprintf("%s service %d %q", scope, i, s.Name)
+			p, err := se.CompileSelect(s.Conditions)
+			if err := add(sc, "select", p, err); err != nil {
+				return err
+			}
+			p, err = se.CompileRewrite(s.Rewrites.Request)
+			if err := add(sc, "request", p, err); err != nil {
+				return err
+			}
+			p, err = se.CompileRewrite(s.Rewrites.Response)
+			if err := add(sc, "response", p, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, l := range cfg.Listeners {
+		le := env.Scope(l.Constants, l.TrustedIP, l.ForwardedHeader)
+		sc := fmt.Sprintf("listener %d", i)
+		p, err := le.CompileRewrite(l.Rewrites.Request)
+		if err := add(sc, "request", p, err); err != nil {
+			return nil, err
+		}
+		p, err = le.CompileRewrite(l.Rewrites.Response)
+		if err := add(sc, "response", p, err); err != nil {
+			return nil, err
+		}
+		if err := services(sc, le, l.Services); err != nil {
+			return nil, err
+		}
+	}
+	return out, services("global", env, cfg.Services)
+}
