@@ -41,7 +41,7 @@ func TestRewrite(t *testing.T) {
 		{name: "constants: the service shadows the listener and the top level",
 			global: `Constant "a" "g"` + "\n" + `Constant "b" "g b"`, listener: ` Constant "a" "l"`,
 			service: "Constant \"a\" \"s\"\nSetHeader \"X: %[const a] %[const b] %[const b url] %[const a base64] %[const none]\"",
-			line: "GET /", wantHeaders: "X: s g b g%20b cw== |"},
+			line:    "GET /", wantHeaders: "X: s g b g%20b cw== |"},
 		{name: "rewrite else chain", service: "Rewrite\n Path \"^/a\"\n SetHeader \"X: a\"\nElse\n Path \"^/b\"\n SetHeader \"X: b\"\nElse\n SetHeader \"X: other\"\nEnd",
 			line: "GET /b", wantHeaders: "X: b|"},
 		{name: "later conditions see earlier changes", service: "SetPath \"/changed\"\nRewrite\n Path \"^/changed$\"\n SetHeader \"X: seen\"\nEnd",
