@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"net"
 	"os"
 	"strconv"
 	"time"
@@ -11,10 +12,30 @@ import (
 	"lbd/service"
 )
 
-// Version is reported by the control API; cmd/lbd sets it.
+// Version is reported by the control API; cmd/lbd sets it (to Pound's
+// version when lbd runs as pound).
 var Version = "dev"
 
 var processStart = time.Now()
+
+// Pound's worker pool defaults (WorkerMinCount, WorkerIdleTimeout), which
+// lbd accepts but does not use: it runs a goroutine per connection.
+const (
+	poundWorkerMin  = 5
+	poundWorkerIdle = 30 * time.Second
+)
+
+// workers describes lbd's connections as the Pound pool that would serve
+// them: never fewer than the minimum, one busy worker per active
+// connection, Threads (WorkerMaxCount's old name) the maximum.
+func workers(active int, cfg *config.Config) adminapi.Workers {
+	w := adminapi.Workers{Active: active, Min: poundWorkerMin, Max: cfg.Threads, IdleTimeout: poundWorkerIdle}
+	w.Count = max(active, w.Min)
+	if w.Max > 0 {
+		w.Count = min(w.Count, max(w.Max, w.Min))
+	}
+	return w
+}
 
 // State returns a snapshot of everything the control API shows. It reads
 // atomics only, so it never stops traffic.
@@ -26,7 +47,7 @@ func (e *Engine) State() *adminapi.State {
 	st := &adminapi.State{
 		Core: adminapi.Core{
 			Version: Version, PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
-			Workers: adminapi.Workers{Active: int(e.active()), Count: int(e.active()), Min: 0, Max: 0},
+			Workers: workers(int(e.active()), g.cfg),
 		},
 		LogLevel: g.cfg.LogLevel,
 	}
@@ -42,6 +63,9 @@ func (e *Engine) State() *adminapi.State {
 			v.NoHTTPS11 = l.TLS.NoHTTPS11
 		}
 		if i < len(servers) {
+			if l.SocketFrom != "" {
+				v.Address, v.Port = boundAddress(servers[i].ln, v.Address, v.Port)
+			}
 			v.Enabled = servers[i].srv.Enabled()
 			v.Connections = servers[i].srv.Active.Load()
 			v.Pending = v.Connections
@@ -56,6 +80,22 @@ func (e *Engine) State() *adminapi.State {
 		st.Services = append(st.Services, e.serviceView(s, now))
 	}
 	return st
+}
+
+// boundAddress is the address a socket is bound to, for a listener whose
+// configuration has none (SocketFrom): host and port, or a UNIX path and
+// 0. Without a socket it returns the configured ones.
+func boundAddress(ln net.Listener, host string, port int) (string, int) {
+	if ln == nil {
+		return host, port
+	}
+	switch a := ln.Addr().(type) {
+	case *net.TCPAddr:
+		return a.IP.String(), a.Port
+	case *net.UnixAddr:
+		return a.Name, 0
+	}
+	return host, port
 }
 
 func (e *Engine) active() int64 {

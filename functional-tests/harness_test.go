@@ -111,8 +111,14 @@ func startLBD(t *testing.T, cfg string, args ...string) *proc {
 // runLBD starts lbd -e -f path in dir and waits until addr accepts.
 func runLBD(t *testing.T, dir, path, addr string, args ...string) *proc {
 	t.Helper()
+	return runBinary(t, binary(t, "lbd"), dir, path, addr, args...)
+}
+
+// runBinary is runLBD with the lbd binary at bin (a link named pound, say).
+func runBinary(t *testing.T, bin, dir, path, addr string, args ...string) *proc {
+	t.Helper()
 	p := &proc{out: &syncBuffer{}, addr: addr, dir: dir, cfg: path, done: make(chan struct{})}
-	p.cmd = exec.Command(binary(t, "lbd"), append([]string{"-e", "-f", path}, args...)...)
+	p.cmd = exec.Command(bin, append([]string{"-e", "-f", path}, args...)...)
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {

@@ -24,6 +24,7 @@ import (
 //	    URL "https://web1.example:8443"
 //	    ClientCert "/home/me/web1.pem"
 //	End
+//	Include "poundctl.d/*.conf"    # relative to the home directory
 //
 // The top-level URL, CAFile, CAPath, ClientCert and Verify form the
 // default server; -S NAME selects a Server section instead, which, as in
@@ -117,46 +118,73 @@ func loadCtlConfig(env Env) (*ctlConfig, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return parseCtlConfig(path, string(src))
+	dir := env.Getenv("HOME")
+	if dir == "" {
+		dir = filepath.Dir(path)
+	}
+	return parseCtlConfigIn(path, dir, string(src))
 }
 
 // ctlParser is the state of one parse.
 type ctlParser struct {
 	cfg  *ctlConfig
 	cur  *serverDefn // the open Server section; nil at top level
+	dir  string      // relative Include names are taken from here
+	file string      // being read: the configuration file or an included one
 	line int
+	open []string // files being read, outermost first (Include loops)
 }
 
 // errorf formats an error at the current line, as FILE:LINE: message.
 func (p *ctlParser) errorf(format string, a ...any) error {
-	return fmt.Errorf("%s:%d: %s", p.cfg.file, p.line, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%s:%d: %s", p.file, p.line, fmt.Sprintf(format, a...))
 }
 
-// parseCtlConfig parses the text of file. It stops at the first error, as
-// poundctl does.
+// parseCtlConfig parses the text of file, which includes files relative to
+// its directory.
 func parseCtlConfig(file, src string) (*ctlConfig, error) {
-	p := &ctlParser{cfg: newCtlConfig(file)}
+	return parseCtlConfigIn(file, filepath.Dir(file), src)
+}
+
+// parseCtlConfigIn parses the text of file, which includes files relative
+// to dir. It stops at the first error, as poundctl does.
+func parseCtlConfigIn(file, dir, src string) (*ctlConfig, error) {
+	p := &ctlParser{cfg: newCtlConfig(file), dir: dir}
+	if err := p.text(file, src); err != nil {
+		return nil, err
+	}
+	if p.cur != nil {
+		p.file, p.line = file, p.cur.line
+		return nil, p.errorf("Server %q has no End", p.cur.name)
+	}
+	return p.cfg, nil
+}
+
+// text parses the lines of one file; an Include reads another in their
+// midst, as if its lines stood there.
+func (p *ctlParser) text(file, src string) error {
+	outer, outerLine := p.file, p.line
+	p.file = file
+	p.open = append(p.open, file)
 	for i, text := range strings.Split(src, "\n") {
 		p.line = i + 1
 		toks, err := splitCtlLine(strings.TrimSuffix(text, "\r"))
 		if err != nil {
-			return nil, p.errorf("%v", err)
+			return p.errorf("%v", err)
 		}
 		if len(toks) == 0 {
 			continue
 		}
 		if toks[0].quoted {
-			return nil, p.errorf("syntax error: expected a keyword, found the string %q", toks[0].text)
+			return p.errorf("syntax error: expected a keyword, found the string %q", toks[0].text)
 		}
 		if err := p.statement(toks[0].text, toks[1:]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if p.cur != nil {
-		p.line = p.cur.line
-		return nil, p.errorf("Server %q has no End", p.cur.name)
-	}
-	return p.cfg, nil
+	p.open = p.open[:len(p.open)-1]
+	p.file, p.line = outer, outerLine
+	return nil
 }
 
 // statement applies one line: keyword and arguments.
@@ -177,6 +205,8 @@ func (p *ctlParser) statement(kw string, args []ctlToken) error {
 		return nil
 	case "server":
 		return p.server(kw, args)
+	case "include":
+		return p.include(kw, args)
 	case "url":
 		return p.value(kw, args, &srv.url)
 	case "cafile":

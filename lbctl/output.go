@@ -3,6 +3,7 @@ package lbctl
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -47,23 +48,58 @@ func (r *runner) printTemplate(data any) error {
 	return execTemplate(r.env.Stdout, t, name, data)
 }
 
-// templateChoice returns the template file (none: the built-ins alone)
-// and the template name: -t and -T, else ~/.poundctl's TemplateFile
-// (looked up in its TemplatePath) and TemplateName, else "default". The
-// file's settings do not make lbctl print templates instead of tables;
-// they only fill in what -t and -T leave open.
+// defaultTemplateFile is the template file poundctl reads when neither -t
+// nor TemplateFile names one; lbd ships none, so without one of the user's
+// the built-in templates serve.
+const defaultTemplateFile = "poundctl.tmpl"
+
+// defaultTemplatePath is where it is looked up unless $POUND_TMPL_PATH or
+// TemplatePath says otherwise: poundctl's per-user file, then lbd's data
+// directories.
+const defaultTemplatePath = "~/.poundctl.tmpl:/usr/local/share/lbd:/usr/share/lbd"
+
+// templatePath is the template search path: $POUND_TMPL_PATH (even when
+// empty), else ~/.poundctl's TemplatePath, else the default.
+func (r *runner) templatePath(cc *ctlConfig) string {
+	if p, ok := r.env.LookupEnv("POUND_TMPL_PATH"); ok {
+		return p
+	}
+	if cc.tmplPath != "" {
+		return cc.tmplPath
+	}
+	return defaultTemplatePath
+}
+
+// templateChoice returns the template file ("" for the built-in
+// templates) and the template name. The file is -t FILE, read as given;
+// else ~/.poundctl's TemplateFile, which must be found in the search path
+// unless it starts with /, ./ or ../; else poundctl.tmpl if the search
+// path has one. The name is -T, else TemplateName, else "default". The
+// configuration file's settings do not make lbctl print templates instead
+// of tables; they only fill in what -t and -T leave open.
 func (r *runner) templateChoice() (file, name string, err error) {
 	cc, err := r.ctlConf()
 	if err != nil {
 		return "", "", err
 	}
-	file, name = r.opt.tmplFile, r.opt.tmplName
-	if file == "" && cc.tmplFile != "" {
-		file, err = findTemplateFile(cc.tmplFile, cc.tmplPath, r.env.Getenv("HOME"))
+	home := r.env.Getenv("HOME")
+	switch {
+	case r.opt.tmplFile != "":
+		file = r.opt.tmplFile
+	case cc.tmplFile != "":
+		if file, err = findTemplateFile(cc.tmplFile, r.templatePath(cc), home); err != nil {
+			return "", "", err
+		}
+	default:
+		file, err = findTemplateFile(defaultTemplateFile, r.templatePath(cc), home)
+		if errors.Is(err, errTemplateNotFound) {
+			file, err = "", nil
+		}
 		if err != nil {
 			return "", "", err
 		}
 	}
+	name = r.opt.tmplName
 	if name == "" {
 		name = cc.tmplName
 	}

@@ -5,44 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"text/template"
 )
-
-// TestTemplateFuncs runs poundctl's template functions on generic JSON.
-func TestTemplateFuncs(t *testing.T) {
-	data, err := decodeGeneric([]byte(`{"n":3, "f":2.5, "big":17365828, "nil":null, "a":[1,2], "s":"x", "o":{}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name, text, want string
-	}{
-		{name: "integers print in full", text: `{{.big}}`, want: "17365828"},
-		{name: "exists present", text: `{{exists . "nil"}}`, want: "true"},
-		{name: "exists absent", text: `{{exists . "zz"}}`, want: "false"},
-		{name: "exists on non-object", text: `{{exists .a "x"}}`, want: "false"},
-		{name: "typeof", text: `{{typeof .n}} {{typeof .nil}} {{typeof .a}} {{typeof .s}} {{typeof .o}} {{typeof .f}}`,
-			want: "number null array string object number"},
-		{name: "len of null", text: `{{len .nil}} {{len .a}} {{len .s}}`, want: "0 2 1"},
-		{name: "integer arithmetic stays integer", text: `{{add .n 1}} {{sub .n 4}} {{mul .n 2}}`, want: "4 -1 6"},
-		{name: "division is real", text: `{{div .n 2}} {{fdiv .f 2}}`, want: "1.5 1.25"},
-		{name: "comparison with int64", text: `{{if gt .n 2}}yes{{end}}`, want: "yes"},
-		{name: "milliseconds", text: `{{template "default.milliseconds" 12345678}}`, want: "12.35"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			tm := template.Must(loadTemplates(""))
-			template.Must(tm.New("t").Parse(tc.text))
-			var b strings.Builder
-			if err := tm.ExecuteTemplate(&b, "t", data); err != nil {
-				t.Fatal(err)
-			}
-			if b.String() != tc.want {
-				t.Errorf("got %q, want %q", b.String(), tc.want)
-			}
-		})
-	}
-}
 
 // TestTemplateFile checks -t FILE (definitions added to the built-in
 // ones, which they may redefine) and -T NAME.
@@ -56,9 +19,17 @@ func TestTemplateFile(t *testing.T) {
 		}
 		return p
 	}
-	mine := write("mine.tmpl", `{{define "mine"}}{{range $i, $l := .listeners}}{{$i}}={{$l.address}};{{end}}{{end}}`)
-	redefine := write("redefine.tmpl", `{{define "default.backend"}}B{{.priority}}{{end}}`)
-	broken := write("broken.tmpl", `{{define "x"}}{{if}}{{end}}`)
+	mine := write("mine.tmpl", `{{define "mine"}}{{range $i, $l = .listeners}}{{$i}}={{$l.address}};{{end}}{{end}}`)
+	partial := write("partial.tmpl", `{{define "default.backend"}}B{{.priority}}{{end}}`)
+	// The style of Pound's own template files: parts defined by blocks on
+	// first use inside "default", comments after a space with trim markers.
+	blocks := write("blocks.tmpl", `{{define "default" -}}
+  {{range $i, $l = .listeners -}}
+    {{$i}}: {{block "lst" $l}}{{.address}}{{range .services}} [{{block "svc" .}}{{or .name "-"}}{{end}}]{{end}}{{end}}
+  {{end}}{{ /* range */ -}}
+  {{block "svc" (index .services 0)}}
+{{end}}`) // "svc" is defined by then: that block has no body and {{end}} ends "default"
+	broken := write("broken.tmpl", `{{define "x"}}{{nosuch}}{{end}}`)
 	cases := []struct {
 		name   string
 		args   []string
@@ -66,12 +37,14 @@ func TestTemplateFile(t *testing.T) {
 		errHas string
 	}{
 		{name: "own template", args: []string{"-t", mine, "-T", "mine"}, out: "0=/run/lbd.sock;1=127.0.0.1:8080;"},
-		{name: "redefined part of default", args: []string{"-t", redefine, "list", "/1/0"},
-			out: "Service \"web\" active\n        0. B5\n        1. B5\n        2. B1\n     Session type: COOKIE\n       0. Session abc 1 2026-11-30T05:45:00.000000\n"},
+		{name: "a file stands alone", args: []string{"-t", partial, "list", "/1/0"}, errHas: "lbctl: template default not defined\n"},
+		{name: "a part of a file", args: []string{"-t", partial, "-T", "default.backend", "list", "/1/0/2"}, out: "B1"},
+		{name: "blocks and comments", args: []string{"-t", blocks, "list"},
+			out: "0: /run/lbd.sock [-]\n  1: 127.0.0.1:8080 [web] [-]\n  fallback\n"},
 		{name: "built-in by name", args: []string{"-T", "default.core", "core"}, out: coreText},
 		{name: "undefined name", args: []string{"-T", "nope"}, errHas: "lbctl: template nope not defined\n"},
 		{name: "missing file", args: []string{"-t", filepath.Join(dir, "none.tmpl")}, errHas: "can't open template file"},
-		{name: "parse error", args: []string{"-t", broken}, errHas: "missing value for if"},
+		{name: "parse error", args: []string{"-t", broken}, errHas: "lbctl: " + broken + ":1:17: no such function: nosuch\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,7 +59,7 @@ func TestTemplateFile(t *testing.T) {
 				t.Fatalf("got %d %q", r.code, r.stderr)
 			}
 			if r.stdout != tc.out {
-				t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, tc.out)
+				t.Errorf("stdout:\n%s\nwant:\n%s\n(%q)", r.stdout, tc.out, r.stdout)
 			}
 		})
 	}
@@ -127,5 +100,62 @@ broken{listener="1
 	}
 	if len(m) != 6 { // 2 backends, each under index and name keys
 		t.Errorf("%d keys, want 6: %v", len(m), m)
+	}
+}
+
+// TestTemplateSearch checks where the template file comes from: the
+// search path ($POUND_TMPL_PATH, else TemplatePath, else
+// ~/.poundctl.tmpl and lbd's data directories), poundctl.tmpl found
+// there, and the built-in templates when there is none.
+func TestTemplateSearch(t *testing.T) {
+	sock, _ := poundServer(t, false)
+	home, dirA, dirB := t.TempDir(), t.TempDir(), t.TempDir()
+	say := func(what string) string { return `{{define "default"}}` + what + `{{end}}` }
+	writeFile(t, dirA, "poundctl.tmpl", say("A"))
+	writeFile(t, dirB, "poundctl.tmpl", say("B"))
+	writeFile(t, dirB, "other.tmpl", say("B-other"))
+	homeTmpl := t.TempDir()
+	writeFile(t, homeTmpl, ".poundctl.tmpl", say("home"))
+	conf := func(text string) string { return writeFile(t, t.TempDir(), "rc", "URL \""+sock+"\"\n"+text) }
+	plain := conf("")
+	withPath := conf("TemplatePath \"" + dirB + "\"\n")
+	withFile := conf("TemplateFile \"other.tmpl\"\nTemplatePath \"" + dirA + "\"\n")
+	cases := []struct {
+		name   string
+		env    map[string]string
+		argv   []string
+		want   string
+		errHas string
+	}{
+		{name: "POUND_TMPL_PATH: first element that has it", env: map[string]string{"POUND_TMPL_PATH": "/nonexistent:" + dirA + ":" + dirB},
+			want: "A"},
+		{name: "POUND_TMPL_PATH wins over TemplatePath", env: map[string]string{"POUND_TMPL_PATH": dirA, "POUNDCTL_CONF": withPath}, want: "A"},
+		{name: "TemplatePath", env: map[string]string{"POUNDCTL_CONF": withPath}, want: "B"},
+		{name: "TemplateFile in POUND_TMPL_PATH", env: map[string]string{"POUNDCTL_CONF": withFile, "POUND_TMPL_PATH": dirB}, want: "B-other"},
+		{name: "TemplateFile not in TemplatePath", env: map[string]string{"POUNDCTL_CONF": withFile},
+			errHas: "poundctl: template file other.tmpl not found in " + dirA + "\n"},
+		{name: "~/.poundctl.tmpl by default", env: map[string]string{"HOME": homeTmpl}, want: "home"},
+		{name: "empty POUND_TMPL_PATH: built-in templates", env: map[string]string{"HOME": homeTmpl, "POUND_TMPL_PATH": ""}, want: "Service \"web\" active"},
+		{name: "nothing found: built-in templates", env: map[string]string{"HOME": home}, want: "Service \"web\" active"},
+		{name: "-t is not looked up", env: map[string]string{"POUND_TMPL_PATH": dirA}, argv: []string{"-t", "poundctl.tmpl"},
+			errHas: "can't open template file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, ok := tc.env["POUNDCTL_CONF"]; !ok {
+				tc.env["POUNDCTL_CONF"] = plain
+			}
+			argv := append(append([]string{"poundctl"}, tc.argv...), "list", "/1/0")
+			r := run(tc.env, argv...)
+			if tc.errHas != "" {
+				if r.code != 1 || !strings.Contains(r.stderr, tc.errHas) {
+					t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, tc.errHas)
+				}
+				return
+			}
+			if r.code != 0 || !strings.HasPrefix(r.stdout, tc.want) {
+				t.Errorf("exit %d, stdout %q, want %q; stderr %q", r.code, r.stdout, tc.want, r.stderr)
+			}
+		})
 	}
 }

@@ -1,6 +1,11 @@
 package session
 
-import "time"
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+)
 
 // Delete removes the session key and reports whether it existed.
 func (t *Table[V]) Delete(key string) bool {
@@ -72,31 +77,46 @@ func (t *Table[V]) Len() int {
 }
 
 type snapshot[V comparable] struct {
-	key  string
-	v    V
-	used time.Time
+	key   string
+	v     V
+	used  time.Time
+	stamp int64 // last use; static sessions sort first
+	seq   uint64
 }
 
 // Each calls fn for every live session, with its last use (zero for a
-// static session), until fn returns false. Each shard is copied under its
-// read lock and fn runs unlocked, so fn may call the table.
+// static session), until fn returns false. Sessions come in Pound's order,
+// the order of its expiry list: least recently used first, sessions used
+// at the same instant in order of creation (static ones first). The
+// sessions are copied shard by shard under its read lock, then sorted,
+// and fn runs unlocked, so fn may call the table.
 func (t *Table[V]) Each(fn func(key string, v V, lastUsed time.Time) bool) {
 	var buf []snapshot[V]
 	for i := range t.shards {
 		s := &t.shards[i]
 		now := t.now()
-		buf = buf[:0]
 		s.mu.RLock()
 		for e := s.head; e != nil; e = e.next {
-			if !t.expired(e, now) {
-				buf = append(buf, snapshot[V]{e.key, e.value, t.usedTime(e)})
+			if t.expired(e, now) {
+				continue
 			}
+			stamp := e.lastUsed.Load()
+			if e.static {
+				stamp = math.MinInt64
+			}
+			buf = append(buf, snapshot[V]{e.key, e.value, t.usedTime(e), stamp, e.seq})
 		}
 		s.mu.RUnlock()
-		for _, x := range buf {
-			if !fn(x.key, x.v, x.used) {
-				return
-			}
+	}
+	slices.SortFunc(buf, func(a, b snapshot[V]) int {
+		if c := cmp.Compare(a.stamp, b.stamp); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	for _, x := range buf {
+		if !fn(x.key, x.v, x.used) {
+			return
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -313,5 +314,65 @@ func TestRepinThenStick(t *testing.T) {
 	next = b1
 	if got, _ := tb.Resolve([]byte("k"), usable, pick); got != b2 {
 		t.Fatalf("request after b1 revived went to %s, want b2 (re-pinned)", got.name)
+	}
+}
+
+// TestEachOrder checks the listing order, Pound's: least recently used
+// first, ties in order of creation, whatever shards the keys hash to.
+func TestEachOrder(t *testing.T) {
+	t.Parallel()
+	many := make([]string, 40) // enough keys to land in several shards
+	for i := range many {
+		many[i] = fmt.Sprintf("k%02d", i)
+	}
+	cases := []struct {
+		name string
+		run  func(tb *Table[string], c *fakeClock)
+		want []string
+	}{
+		{name: "same instant: creation order", want: many, run: func(tb *Table[string], _ *fakeClock) {
+			for _, k := range many {
+				tb.Store([]byte(k), "b")
+			}
+		}},
+		{name: "a hit moves a session last", want: []string{"b", "c", "a"}, run: func(tb *Table[string], c *fakeClock) {
+			for _, k := range []string{"a", "b", "c"} {
+				tb.Store([]byte(k), "b")
+				c.Advance(time.Second)
+			}
+			tb.Lookup([]byte("a"))
+		}},
+		{name: "re-pinning is a use", want: []string{"b", "a"}, run: func(tb *Table[string], c *fakeClock) {
+			tb.Store([]byte("a"), "b1")
+			tb.Store([]byte("b"), "b1")
+			c.Advance(time.Second)
+			tb.Store([]byte("a"), "b2")
+		}},
+		{name: "an added session goes last", want: []string{"x", "z", "y"}, run: func(tb *Table[string], c *fakeClock) {
+			tb.Store([]byte("x"), "b")
+			tb.Store([]byte("y"), "b")
+			tb.Store([]byte("z"), "b")
+			tb.Delete("y")
+			tb.StoreAt([]byte("y"), "b", c.Now())
+		}},
+		{name: "static sessions first", want: []string{"s", "a"}, run: func(tb *Table[string], c *fakeClock) {
+			tb.Store([]byte("a"), "b")
+			c.Advance(time.Second)
+			tb.StoreAt([]byte("s"), "b", time.Time{})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, c := newTestTable(0)
+			tc.run(tb, c)
+			var got []string
+			tb.Each(func(k, _ string, _ time.Time) bool {
+				got = append(got, k)
+				return true
+			})
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("order %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

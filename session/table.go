@@ -49,7 +49,8 @@ type Table[V comparable] struct {
 	seed   maphash.Seed
 	ttl    int64 // nanoseconds; <= 0 never expires
 	clock  func() time.Time
-	base   time.Time // stamps are nanoseconds since base (monotonic with time.Now)
+	base   time.Time     // stamps are nanoseconds since base (monotonic with time.Now)
+	seq    atomic.Uint64 // numbers sessions in order of creation
 }
 
 type entry[V comparable] struct {
@@ -60,6 +61,7 @@ type entry[V comparable] struct {
 	prev     *entry[V]
 	next     *entry[V]
 	static   bool
+	seq      uint64 // creation order, which breaks ties in Each's order
 }
 
 type shard[V comparable] struct {
@@ -194,7 +196,7 @@ func (t *Table[V]) put(key []byte, v V, used int64, static bool, now int64) {
 	if len(s.m) >= s.max {
 		t.evict(s, now)
 	}
-	e := &entry[V]{key: string(key), value: v, static: static, listedAt: now}
+	e := &entry[V]{key: string(key), value: v, static: static, listedAt: now, seq: t.seq.Add(1)}
 	e.lastUsed.Store(used)
 	s.m[e.key] = e
 	s.pushBack(e)

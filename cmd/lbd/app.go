@@ -13,6 +13,20 @@ import (
 // Version is set at build time with -ldflags "-X main.Version=...".
 var Version = "0.1.0-dev"
 
+// poundVersion is the Pound release whose behaviour and control API lbd
+// follows. Run as pound, lbd reports it as its version in the control API,
+// as a drop-in replacement must for the tools that check it there; -V
+// still names lbd and its own version.
+const poundVersion = "4.23.90"
+
+// apiVersion is the version the control API reports.
+func apiVersion(prog string) string {
+	if prog == "pound" {
+		return poundVersion
+	}
+	return Version
+}
+
 // progName is how lbd names itself in messages: "pound" when invoked as
 // pound (drop-in mode), "lbd" otherwise.
 func progName(argv0 string) string {

@@ -180,7 +180,7 @@ func serve(o *options, cfg *config.Config) int {
 	if access == os.Stdout {
 		prefix = o.prog + ": "
 	}
-	engine.Version = Version
+	engine.Version = apiVersion(o.prog)
 	eng, err := engine.New(cfg, engine.Options{
 		Log: log, AccessOut: access, Prefix: prefix,
 		Load: func() (*config.Config, error) {
