@@ -34,6 +34,8 @@ type Pattern struct {
 	PCRE bool            `json:"pcre,omitempty"`
 	Re   *regexp.Regexp  `json:"-"`
 	Re2  *regexp2.Regexp `json:"-"`
+	// lit is the plain matcher a literal regex reduces to (literalOf).
+	lit *Pattern
 }
 
 // CondKind names a service condition.

@@ -129,7 +129,52 @@ func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, erro
 		return nil, errors.New("invalid regular expression: " + err.Error())
 	}
 	p.Re = re
+	p.lit = literalOf(expr)
 	return p, nil
+}
+
+// literalOf recognises a regex that is a plain ASCII string, optionally
+// anchored at either end and case-folded ("^Cookie:", "(?i)x-block",
+// "\\.html$"), and returns the equivalent plain matcher: Go's regexp
+// backtracks such patterns position by position, while a plain
+// comparison is a few nanoseconds. Groups still come from the regex.
+func literalOf(expr string) *Pattern {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	subs := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
+		subs = re.Sub
+	}
+	begin := len(subs) > 0 && subs[0].Op == syntax.OpBeginText
+	if begin {
+		subs = subs[1:]
+	}
+	end := len(subs) > 0 && subs[len(subs)-1].Op == syntax.OpEndText
+	if end {
+		subs = subs[:len(subs)-1]
+	}
+	if len(subs) != 1 || subs[0].Op != syntax.OpLiteral {
+		return nil
+	}
+	lit := subs[0]
+	for _, r := range lit.Rune {
+		if r >= 0x80 {
+			return nil
+		}
+	}
+	kind := MatchContain
+	switch {
+	case begin && end:
+		kind = MatchExact
+	case begin:
+		kind = MatchPrefix
+	case end:
+		kind = MatchSuffix
+	}
+	return &Pattern{Kind: kind, Text: string(lit.Rune), IgnoreCase: lit.Flags&syntax.FoldCase != 0}
 }
 
 // MatchString reports whether s matches. It does not allocate (except
@@ -139,6 +184,8 @@ func (p *Pattern) MatchString(s string) bool {
 	case p.Re2 != nil:
 		ok, err := p.Re2.MatchString(s)
 		return ok && err == nil // err: the match timed out, see newPCRE
+	case p.lit != nil && !(p.lit.IgnoreCase && hasNonASCII(s)):
+		return plainMatch(p.lit, s)
 	case p.Kind == MatchRegex:
 		return p.Re.MatchString(s)
 	}
@@ -151,6 +198,8 @@ func (p *Pattern) Match(s []byte) bool {
 	switch {
 	case p.Re2 != nil:
 		return p.MatchString(string(s))
+	case p.lit != nil && !(p.lit.IgnoreCase && hasNonASCII(s)):
+		return plainMatch(p.lit, s)
 	case p.Kind == MatchRegex:
 		return p.Re.Match(s)
 	}
@@ -215,6 +264,18 @@ func newPCRE(text string, icase bool) (*regexp2.Regexp, error) {
 	return re, nil
 }
 
+// hasNonASCII reports whether s has a byte a case-folded literal cannot
+// compare by ASCII rules (regexp folds K with the Kelvin sign, S with
+// the long s).
+func hasNonASCII[S ~string | ~[]byte](s S) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
 func plainMatch[S ~string | ~[]byte](p *Pattern, s S) bool {
 	t := p.Text
 	switch p.Kind {
@@ -225,8 +286,19 @@ func plainMatch[S ~string | ~[]byte](p *Pattern, s S) bool {
 	case MatchSuffix:
 		return len(s) >= len(t) && eqAt(s, len(s)-len(t), t, p.IgnoreCase)
 	case MatchContain:
+		if len(t) == 0 {
+			return true
+		}
+		// Compare only where the first byte matches (either case).
+		lo, up := t[0], t[0]
+		if p.IgnoreCase {
+			lo, up = fold(t[0]), t[0]&^0x20
+			if lo < 'a' || lo > 'z' {
+				up = lo
+			}
+		}
 		for i := 0; i+len(t) <= len(s); i++ {
-			if eqAt(s, i, t, p.IgnoreCase) {
+			if c := s[i]; (c == lo || c == up) && eqAt(s, i, t, p.IgnoreCase) {
 				return true
 			}
 		}
