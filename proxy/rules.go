@@ -69,7 +69,11 @@ func (c *conn) forwardedLines(st *Listener) {
 		}
 		start := len(c.rwbuf)
 		switch {
-		case st.Forwarded && !xff && http1.EqualFold(name, hdrXFF):
+		case !st.Forwarded || !forwardingName(name):
+			// Unchanged: the line stays where it was received.
+			c.rwLines = append(c.rwLines, l)
+			continue
+		case !xff && http1.EqualFold(name, hdrXFF):
 			xff = true
 			v := bytes.TrimSpace(l[len(name)+1:])
 			c.rwbuf = append(c.rwbuf, name...)
@@ -79,11 +83,11 @@ func (c *conn) forwardedLines(st *Listener) {
 				c.rwbuf = append(c.rwbuf, ", "...)
 			}
 			c.rwbuf = appendAddr(c.rwbuf, c.client)
-		case st.Forwarded && !proto && http1.EqualFold(name, hdrXFProto):
+		case !proto && http1.EqualFold(name, hdrXFProto):
 			proto = true
 			c.rwbuf = appendLine(c.rwbuf, hdrXFProto, st.Scheme)
 			c.rwbuf = c.rwbuf[:len(c.rwbuf)-len(crlf)]
-		case st.Forwarded && !port && c.client.IsValid() && http1.EqualFold(name, hdrXFPort):
+		case !port && c.client.IsValid() && http1.EqualFold(name, hdrXFPort):
 			port = true
 			c.rwbuf = c.appendXFPort(st, c.rwbuf)
 			c.rwbuf = c.rwbuf[:len(c.rwbuf)-len(crlf)]
@@ -108,6 +112,12 @@ func (c *conn) forwardedLines(st *Listener) {
 	}
 	c.rwbuf = c.appendSSLHeaders(c.rwbuf)
 	c.splitLines(start)
+}
+
+// forwardingName reports whether name is one of the X-Forwarded-*
+// headers the forwarding code rewrites.
+func forwardingName(name []byte) bool {
+	return http1.EqualFold(name, hdrXFF) || http1.EqualFold(name, hdrXFProto) || http1.EqualFold(name, hdrXFPort)
 }
 
 // splitLines adds the CRLF-terminated lines of rwbuf[start:] to rwLines;
