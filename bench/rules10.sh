@@ -22,7 +22,7 @@ awk '
 	print "            SetHeader \"X-Kind: other\""
 	print "        End"
 	print "        DeleteHeader \"^Cookie:\""
-	print "        SetQueryParam \"v\" \"2\""
+	print "        SetHeader \"X-Query: %[query]\""
 	print "        SetHeader \"X-Via: %[host]\""
 	next
 }

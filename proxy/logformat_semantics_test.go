@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -166,7 +167,9 @@ func FuzzExpand(f *testing.F) {
 	fx := loadFixture(f, poundCfg("", "\t\tURL \"^/(a)(b)?\"\n"))
 	f.Fuzz(func(t *testing.T, tmpl string) {
 		c := fx.conn(t, "192.0.2.2:4000", "GET /ab?a=1 HTTP/1.1\r\nHost: h:1\r\n\r\n")
-		x := expander{c: c, q: c.submatches()}
-		x.expand(nil, tmpl)
+		out, n, err := c.rs.Expand(c.ex.svc.Env, tmpl, nil, "Redirect expression")
+		if err == nil && n == 0 && !strings.ContainsAny(tmpl, "$%") && string(out) != tmpl {
+			t.Fatalf("%q expanded to %q", tmpl, out)
+		}
 	})
 }

@@ -42,9 +42,13 @@ func (c *conn) redirect(st *Listener, r *config.Redirect) bool {
 // and accessors; when none was expanded and the URL had no path, the
 // request URL is appended. ok is false when a reference is invalid.
 func (c *conn) poundLocation(st *Listener, r *config.Redirect) ([]byte, bool) {
-	x := expander{c: c, q: c.submatches(), anon: st.facts().anon}
-	raw, n := x.expand(nil, r.URL)
-	if n < 0 {
+	env := c.ex.svc.Env
+	if env == nil {
+		return nil, false
+	}
+	raw, n, err := c.rs.Expand(env, r.URL, nil, "Redirect expression")
+	if err != nil {
+		st.diag(err)
 		return nil, false
 	}
 	if n == 0 && !r.HasURI {

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,8 +69,11 @@ type Listener struct {
 
 // diag reports a diagnostic about the current request.
 func (l *Listener) diag(err error) {
-	if l.Diag != nil && err != nil {
-		l.Diag(err.Error())
+	if l.Diag == nil || err == nil {
+		return
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		l.Diag(line)
 	}
 }
 

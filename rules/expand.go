@@ -3,18 +3,29 @@ package rules
 import (
 	"bytes"
 	"encoding/base64"
+	"net/netip"
 )
 
 // expand appends the expansion of t to dst. A malformed construct or a
 // reference to a group that did not match is copied as written and the
-// expansion fails with an *ExpandError naming the first problem.
+// expansion fails with an *ExpandError naming every problem.
 func (st *State) expand(env *Env, t *template, dst []byte, what string) ([]byte, error) {
-	var err error
+	dst, _, err := st.expandN(env, t, dst, what)
+	return dst, err
+}
+
+// expandN is expand that also counts the references and accessors that
+// produced a value (Pound appends the request URL to a redirect that
+// expanded nothing).
+func (st *State) expandN(env *Env, t *template, dst []byte, what string) ([]byte, int, error) {
+	var xe *ExpandError
 	fail := func(msg string) {
-		if err == nil {
-			err = &ExpandError{What: what, Src: t.src, Msg: msg}
+		if xe == nil {
+			xe = &ExpandError{What: what, Src: t.src}
 		}
+		xe.Msgs = append(xe.Msgs, msg)
 	}
+	n := 0
 	for i := range t.parts {
 		p := &t.parts[i]
 		switch p.kind {
@@ -28,12 +39,26 @@ func (st *State) expand(env *Env, t *template, dst []byte, what string) ([]byte,
 			if dst, ok = st.appendRef(dst, p); !ok {
 				dst = append(dst, p.text...)
 				fail("refers to non-existing group " + p.text)
+			} else {
+				n++
 			}
 		case pAccess:
-			dst = st.appendAccessor(env, dst, p)
+			var found bool
+			if dst, found = st.appendAccessor(env, dst, p); found {
+				n++
+			}
 		}
 	}
-	return dst, err
+	if xe != nil {
+		return dst, n, xe
+	}
+	return dst, n, nil
+}
+
+// Expand expands s as a Pound string (a redirect URL): it is parsed here,
+// so it allocates; n counts the expansions made.
+func (st *State) Expand(env *Env, s string, dst []byte, what string) (out []byte, n int, err error) {
+	return st.expandN(env, env.template(s), dst, what)
 }
 
 func (st *State) appendRef(dst []byte, p *part) ([]byte, bool) {
@@ -56,44 +81,66 @@ func (st *State) appendRef(dst []byte, p *part) ([]byte, bool) {
 	return dst, true
 }
 
-// appendAccessor appends %[name arg] of the request; an absent value
-// expands to nothing.
-func (st *State) appendAccessor(env *Env, dst []byte, p *part) []byte {
+// appendAccessor appends %[name arg] of the request; found is false when
+// the value is absent (it then expands to nothing).
+func (st *State) appendAccessor(env *Env, dst []byte, p *part) ([]byte, bool) {
 	r := &st.Req
 	switch p.acc {
 	case aURL:
-		return append(dst, r.URL...)
+		return append(dst, r.URL...), true
 	case aPath:
-		return append(dst, r.Path()...)
+		return append(dst, r.Path()...), true
 	case aQuery:
-		q, _ := r.Query()
-		return append(dst, q...)
+		q, ok := r.Query()
+		return append(dst, q...), ok && len(q) > 0
 	case aParam:
 		q, _ := r.Query()
-		v, _ := queryParam(q, p.text)
-		return append(dst, v...)
+		v, ok := queryParam(q, p.text)
+		return append(dst, v...), ok && v != nil
 	case aHeader:
-		v, _ := r.Header(p.text)
-		return append(dst, v...)
+		v, ok := r.Header(p.text)
+		return append(dst, v...), ok
 	case aHost, aPort:
-		v, ok := r.Header("Host")
-		if !ok {
-			return dst
-		}
-		i := bytes.IndexByte(v, ':')
-		switch {
-		case p.acc == aHost && i >= 0:
-			return append(dst, v[:i]...)
-		case p.acc == aHost:
-			return append(dst, v...)
-		case i >= 0:
-			return append(dst, v[i:]...)
-		}
-		return dst
+		return appendHostPart(dst, r, p.acc == aPort)
 	case aRemoteIP:
-		return st.remoteIP(env, p.text != "0").AppendTo(dst)
+		return appendIP(dst, st.remoteIP(env, p.text != "0"), env.Anonymise), true
 	case aUser:
-		return append(dst, basicUser(r)...)
+		return append(dst, basicUser(r)...), true
+	}
+	return dst, false
+}
+
+// appendHostPart is %[host] (the Host header up to a ':') or %[port]
+// (from the ':' on, colon included, as Pound prints it).
+func appendHostPart(dst []byte, r *Message, port bool) ([]byte, bool) {
+	v, ok := r.Header("Host")
+	if !ok {
+		return dst, false
+	}
+	i := bytes.IndexByte(v, ':')
+	switch {
+	case !port && i >= 0:
+		return append(dst, v[:i]...), true
+	case !port:
+		return append(dst, v...), true
+	case i >= 0:
+		return append(dst, v[i:]...), true
+	}
+	return dst, false
+}
+
+// appendIP prints a; anon replaces its last group by 0, as Pound's
+// Anonymise does in logs and %[remoteip].
+func appendIP(dst []byte, a netip.Addr, anon bool) []byte {
+	start := len(dst)
+	dst = a.AppendTo(dst)
+	if !anon {
+		return dst
+	}
+	for i := len(dst) - 1; i >= start; i-- {
+		if dst[i] == '.' || dst[i] == ':' {
+			return append(dst[:i+1], '0')
+		}
 	}
 	return dst
 }

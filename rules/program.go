@@ -43,12 +43,14 @@ type Env struct {
 	Trusted   *config.ACL
 	Forwarded string // header naming the forwarding chain; default X-Forwarded-For
 	Consts    []map[string]string
+	// Anonymise hides the last byte of %[remoteip] (global Anonymise).
+	Anonymise bool
 }
 
 // NewEnv compiles the detached conditions of cfg; the result is shared
 // by every program of that configuration.
 func NewEnv(cfg *config.Config) (*Env, error) {
-	e := &Env{names: map[string]int{}, Forwarded: "X-Forwarded-For", Trusted: cfg.TrustedIP}
+	e := &Env{names: map[string]int{}, Forwarded: "X-Forwarded-For", Trusted: cfg.TrustedIP, Anonymise: cfg.Anonymise}
 	if cfg.ForwardedHeader != "" {
 		e.Forwarded = cfg.ForwardedHeader
 	}

@@ -6,20 +6,26 @@ import (
 	"strings"
 )
 
-// ExpandError is a string that is malformed or refers to a group that
-// did not match; Pound logs it and answers 500. Its text is Pound's.
+// ExpandError is a string that is malformed or refers to groups that
+// did not match; Pound logs one line per problem and answers 500. Its
+// text is Pound's.
 type ExpandError struct {
-	What string // "path", "url", "Header", ...
-	Src  string // the string as written
-	Msg  string
-	Ref  bool // Msg is "refers to non-existing group X"
+	What string   // "path", "url", "Header", ...
+	Src  string   // the string as written
+	Msgs []string // in order of appearance
 }
 
+// Error is one line per problem.
 func (e *ExpandError) Error() string {
-	if strings.HasPrefix(e.Msg, "refers to ") {
-		return fmt.Sprintf("%s %q %s", e.What, e.Src, e.Msg)
+	lines := make([]string, len(e.Msgs))
+	for i, m := range e.Msgs {
+		if strings.HasPrefix(m, "refers to ") {
+			lines[i] = fmt.Sprintf("%s %q %s", e.What, e.Src, m)
+		} else {
+			lines[i] = fmt.Sprintf("%s %q: %s", e.What, e.Src, m)
+		}
 	}
-	return fmt.Sprintf("%s %q: %s", e.What, e.Src, e.Msg)
+	return strings.Join(lines, "\n")
 }
 
 type partKind uint8
