@@ -264,7 +264,8 @@ func checkArgs(items []argItem, units []unit, n *parser.Node) *argErr {
 		// mismatch against them ("expected string or end of list").
 		k := backOverOptional(items, len(items))
 		if k == len(items) {
-			return &argErr{units[j].arg.Span, "extra arguments"}
+			// Pound's words when the definition is used up.
+			return &argErr{units[j].arg.Span, "argument type mismatch: expected end of argument list, but found " + unitName(units[j])}
 		}
 		return &argErr{units[j].arg.Span, fmt.Sprintf("argument type mismatch: expected %s, but found %s", describe(items, k), unitName(units[j]))}
 	}

@@ -45,7 +45,7 @@ func TestCheckArgs(t *testing.T) {
 	}{
 		{name: "exact string", def: "s", args: []parser.Arg{str("x")}},
 		{name: "missing", def: "s", want: "not enough arguments"},
-		{name: "extra", def: "s", args: []parser.Arg{str("x"), str("y")}, want: "extra arguments"},
+		{name: "extra", def: "s", args: []parser.Arg{str("x"), str("y")}, want: "argument type mismatch: expected end of argument list, but found string"},
 		{name: "literal for string", def: "s", args: []parser.Arg{word("x")}, want: "argument type mismatch: expected string, but found literal"},
 		{name: "number for string", def: "s", args: []parser.Arg{number("1")}, want: "argument type mismatch: expected string, but found number"},
 		{name: "boolean word is a boolean", def: "n", args: []parser.Arg{word("yes")}, want: "argument type mismatch: expected number, but found boolean"},
