@@ -162,7 +162,8 @@ func codeName(c byte) string {
 	case 'a':
 		return "string or literal"
 	case 'b':
-		return "boolean"
+		// lbd's b takes 0 and 1 as well: Pound's [bn].
+		return "boolean or number"
 	case 'f':
 		return "flag"
 	case 'l':
@@ -218,14 +219,18 @@ func describe(items []argItem, k int) string {
 
 // argErr is a failed argument check, reported at span.
 type argErr struct {
-	span parser.Span
-	msg  string
+	span   parser.Span
+	msg    string
+	follow string // a second line explaining msg
 }
 
 // matchArgs checks units against items and reports the first mismatch.
 func (b *builder) matchArgs(items []argItem, units []unit, n *parser.Node) bool {
 	if e := checkArgs(items, units, n); e != nil {
 		b.errorf(e.span, "%s", e.msg)
+		if e.follow != "" {
+			b.followf(e.span, "%s", e.follow)
+		}
 		return false
 	}
 	return true
@@ -239,7 +244,7 @@ func checkArgs(items []argItem, units []unit, n *parser.Node) *argErr {
 		if j == len(units) {
 			for _, rest := range items[i:] {
 				if rest.rep != '?' && rest.rep != '*' {
-					return &argErr{stmtSpan(n), "not enough arguments"}
+					return &argErr{span: stmtSpan(n), msg: "not enough arguments"}
 				}
 			}
 			return nil
@@ -253,9 +258,13 @@ func checkArgs(items []argItem, units []unit, n *parser.Node) *argErr {
 		case ok:
 			j++
 		case it.rep == '?' || it.rep == '*':
+		case it.codes == "b" && units[j].code == 'n':
+			// A number that is not 0 or 1 (Pound's cfg_bool_commit).
+			return &argErr{span: stmtSpan(n), msg: "invalid boolean value",
+				follow: "valid booleans are: 1, yes, true, on for true value, and 0, no, false, off for false value"}
 		default:
 			k := backOverOptional(items, i)
-			return &argErr{units[j].arg.Span, fmt.Sprintf("argument type mismatch: expected %s, but found %s", describe(items, k), unitName(units[j]))}
+			return &argErr{span: units[j].arg.Span, msg: fmt.Sprintf("argument type mismatch: expected %s, but found %s", describe(items, k), unitName(units[j]))}
 		}
 		i++
 	}
@@ -265,9 +274,9 @@ func checkArgs(items []argItem, units []unit, n *parser.Node) *argErr {
 		k := backOverOptional(items, len(items))
 		if k == len(items) {
 			// Pound's words when the definition is used up.
-			return &argErr{units[j].arg.Span, "argument type mismatch: expected end of argument list, but found " + unitName(units[j])}
+			return &argErr{span: units[j].arg.Span, msg: "argument type mismatch: expected end of argument list, but found " + unitName(units[j])}
 		}
-		return &argErr{units[j].arg.Span, fmt.Sprintf("argument type mismatch: expected %s, but found %s", describe(items, k), unitName(units[j]))}
+		return &argErr{span: units[j].arg.Span, msg: fmt.Sprintf("argument type mismatch: expected %s, but found %s", describe(items, k), unitName(units[j]))}
 	}
 	return nil
 }

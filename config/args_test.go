@@ -58,7 +58,7 @@ func TestCheckArgs(t *testing.T) {
 		{name: "plus takes many", def: "[sl]+", args: []parser.Arg{word("a"), str("b"), word("c")}},
 		{name: "any", def: ".*", args: []parser.Arg{word("a"), number("1")}},
 		{name: "bool number", def: "b", args: []parser.Arg{number("1")}},
-		{name: "bool bad number", def: "b", args: []parser.Arg{number("2")}, want: "argument type mismatch: expected boolean, but found number"},
+		{name: "bool bad number", def: "b", args: []parser.Arg{number("2")}, want: "valid booleans are: 1, yes, true, on for true value, and 0, no, false, off for false value"},
 		{name: "unknown flag", def: "f*s", args: []parser.Arg{word("-nope"), str("p")}, want: "unrecognized flag"},
 		{name: "flag missing its argument", def: "f*s?", args: []parser.Arg{word("-file")}, want: "not enough arguments"},
 	}

@@ -98,11 +98,11 @@ func includeTests() []includeCase {
 		{name: "errors inside included files name those files",
 			files: map[string]string{"bad.cfg": "Service\n URL \"\\.x\"\n", "pound.cfg": "Include \"bad.cfg\"\nEnd\nEnd\n"},
 			want:  `Service { URL "\\.x" }`,
-			diags: []string{"$D/bad.cfg:2.8: warning: unrecognized escape character", "$D/pound.cfg:3.1-3: unexpected End"}},
+			diags: []string{"$D/bad.cfg:2.7-9: unrecognized escape sequence", "$D/pound.cfg:3.1-3: unexpected End"}},
 		{name: "unclosed block at the end of an included file",
 			files: map[string]string{"open.cfg": "User \"u\"\nService\n", "pound.cfg": "Include \"open.cfg\"\n"},
 			want:  `User "u"; Service { }`,
-			diags: []string{"$D/open.cfg:2.7: unexpected end of file"}},
+			diags: []string{"$D/pound.cfg:1: unexpected end of file"}},
 	}
 }
 

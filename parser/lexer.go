@@ -91,6 +91,11 @@ func (s *scanner) report(warn bool, start, end Pos, msg string) {
 	s.diags = append(s.diags, &Diagnostic{Span: Span{Start: start, End: end}, Msg: msg, Warning: warn})
 }
 
+// note is a warning printed the way Pound prints it, without "warning:".
+func (s *scanner) note(start, end Pos, msg string) {
+	s.diags = append(s.diags, &Diagnostic{Span: Span{Start: start, End: end}, Msg: msg, Warning: true, Note: true})
+}
+
 func (s *scanner) token(t lexer.TokenType, val string, line, col int) lexer.Token {
 	if t != tokEOL {
 		s.lineToks++
@@ -239,11 +244,12 @@ func (s *scanner) str() lexer.Token {
 			s.advance(c)
 			continue
 		}
+		first := !copied
 		if !copied {
 			s.buf = append(s.buf, s.src[start:s.off]...)
 			copied = true
 		}
-		s.escape()
+		s.escape(first)
 	}
 	var text string
 	if copied {
@@ -258,11 +264,16 @@ func (s *scanner) str() lexer.Token {
 }
 
 // escape handles a backslash inside a string, appending its result to buf.
-func (s *scanner) escape() {
+// Pound reports an unknown escape in its own words, without "warning:"
+// (the file still loads): as the string's first escape, "unrecognized
+// escape sequence" over the backslash and the two columns after it; a
+// later one, "unrecognized escape character" at the character.
+func (s *scanner) escape(first bool) {
 	if n := s.continuation(); n > 0 {
 		s.skipContinuation(n)
 		return
 	}
+	bs := s.pos(s.line, s.col+1) // s.col is the last column consumed
 	s.advance('\\')
 	if s.off >= len(s.src) {
 		s.buf = append(s.buf, '\\')
@@ -276,8 +287,14 @@ func (s *scanner) escape() {
 	default:
 		s.buf = append(s.buf, '\\', c)
 		s.advance(c)
+		if first {
+			end := bs
+			end.Col += 2
+			s.note(bs, end, "unrecognized escape sequence")
+			return
+		}
 		p := s.pos(s.line, s.col)
-		s.report(true, p, p, "unrecognized escape character")
+		s.note(p, p, "unrecognized escape character")
 	}
 }
 

@@ -119,7 +119,6 @@ func hasString(args []Arg) bool {
 type frame struct {
 	node  *Node
 	scope scope
-	eol   Span // end of the opening line: where Pound reports a missing End
 }
 
 // scopeNow is the scope lines are currently read in.
@@ -182,7 +181,7 @@ func (b *builder) line(l *lineAST) {
 	if block {
 		n.Block = true
 		n.Children = b.children()
-		b.stack = append(b.stack, frame{node: n, scope: body, eol: tokenSpan(&l.EOL)})
+		b.stack = append(b.stack, frame{node: n, scope: body})
 	}
 }
 
@@ -246,15 +245,13 @@ func (b *builder) end(l *lineAST) {
 	}
 }
 
-// finish reports a block left open at the end of input. Like Pound, only
-// the innermost one is reported, at the end of its opening line
-// (Pound 4: "pound.cfg:2.7: unexpected end of file" for a bare "Service"
-// on line 2).
-func (b *builder) finish() {
+// finish reports a block left open at the end of input, once, at eof:
+// the file's last line, as Pound 4.23 does ("pound.cfg:6: unexpected end
+// of file" for a six-line file).
+func (b *builder) finish(eof Pos) {
 	if len(b.stack) == 0 {
 		return
 	}
-	f := b.stack[len(b.stack)-1]
-	b.errorAt(Span{Start: f.eol.Start, End: f.eol.Start}, "unexpected end of file")
+	b.errorAt(Span{Start: eof, End: eof}, "unexpected end of file")
 	b.stack = b.stack[:0]
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"strings"
 )
 
 // Options controls how a configuration is read.
@@ -123,7 +124,12 @@ func newBuilder(opts Options) *builder {
 
 func (b *builder) run(name string, src []byte) (*File, Diagnostics) {
 	b.source(name, src)
-	b.finish()
+	// Pound reports a block left open at the file's last line.
+	last := strings.Count(string(src), "\n")
+	if len(src) == 0 || src[len(src)-1] != '\n' {
+		last++
+	}
+	b.finish(Pos{File: name, Line: last})
 	return b.file, b.diags
 }
 

@@ -81,14 +81,14 @@ func TestParseErrors(t *testing.T) {
 		want  string // the tree that is still returned
 		diags []string
 	}{
-		{name: "pound testsuite: missing End reported at the unclosed block",
+		{name: "pound testsuite: missing End reported after the last line",
 			src:   "# Missing end statement\nService\n\tBackend\n\t\tAddress \"/tmp/pound.sock\"\n\tEnd\n",
 			want:  `Service { Backend { Address "/tmp/pound.sock" } }`,
-			diags: []string{"t.cfg:2.7: unexpected end of file"}},
-		{name: "only the innermost unclosed block is reported",
+			diags: []string{"t.cfg:5: unexpected end of file"}},
+		{name: "two unclosed blocks: one report, after the last line",
 			src:   "Service \"s\" # c\n\tBackend\n\t\tAddress x\n",
 			want:  `Service "s" { Backend { Address x } }`,
-			diags: []string{"t.cfg:2.15: unexpected end of file"}},
+			diags: []string{"t.cfg:3: unexpected end of file"}},
 		{name: "stray End at top level", src: "User \"u\"\nEnd\nGroup \"g\"\n",
 			want: `User "u"; Group "g"`, diags: []string{"t.cfg:2.1-3: unexpected End"}},
 		{name: "arguments after End",
@@ -116,10 +116,10 @@ func TestParseErrors(t *testing.T) {
 			src:  "User \"root\nService\n URL \"\\.css$\"\n \"x\"\nEnd\nEnd\nListenHTTP\n",
 			want: `User "root"; Service { URL "\\.css$" }; ListenHTTP { }`,
 			diags: []string{"t.cfg:1.6-10: end of line in quoted string",
-				"t.cfg:3.8: warning: unrecognized escape character",
+				"t.cfg:3.7-9: unrecognized escape sequence",
 				"t.cfg:4.2-4: syntax error",
 				"t.cfg:6.1-3: unexpected End",
-				"t.cfg:7.10: unexpected end of file"}},
+				"t.cfg:7: unexpected end of file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
