@@ -38,13 +38,18 @@ func (b *builder) checkCiphers(u []unit) {
 			arg = *x.val
 		}
 		var err error
+		var ignored []string
 		if x.code == 'f' && x.arg.Text == "-ciphersuites" {
 			err = openssl.CheckTLS13Suites(arg.Text)
 		} else {
-			_, err = openssl.CipherSuites(arg.Text)
+			_, ignored, err = openssl.CipherSuitesIgnoring(arg.Text)
 		}
 		if err != nil {
 			b.errorf(arg.Span, "%s", err.Error())
+			continue
+		}
+		for _, name := range ignored {
+			b.warnf(arg.Span, "cipher %q selects nothing and is ignored, as OpenSSL does", name)
 		}
 	}
 }

@@ -15,7 +15,9 @@ func TestTLSValidation(t *testing.T) {
 		wantErr                 string // "" = loads
 	}{
 		{"known ciphers", `Ciphers "ECDHE+AESGCM:!aNULL"`, "", ""},
-		{"unknown cipher is named", `Ciphers "ECDHE-RSA-AES128-GCM-SHA265:HIGH"`, "", `unknown cipher "ECDHE-RSA-AES128-GCM-SHA265"`},
+		{"an unknown cipher alone is named", `Ciphers "ECDHE-RSA-AES128-GCM-SHA265"`, "", `unknown cipher "ECDHE-RSA-AES128-GCM-SHA265"`},
+		{"beside known ones it is ignored, as by OpenSSL", `Ciphers "ECDHE-RSA-AES128-GCM-SHA265:HIGH"`, "", ""},
+		{"obsolete names of real configs", `Ciphers "ALL:!ADH:!EXPORT:!SSLv2:RC4+RSA:+HIGH:+MEDIUM"`, "", ""},
 		{"nothing usable", `Ciphers "DHE-RSA-AES128-GCM-SHA256"`, "", "is supported"},
 		{"bad TLS 1.3 suite", `Ciphers -ciphersuites "TLS_AES_128_CCM_16_SHA256"`, "", `unknown cipher "TLS_AES_128_CCM_16_SHA256"`},
 		{"backend cipher checked too", "", `Ciphers "RC4-MD4"`, `unknown cipher "RC4-MD4"`},
@@ -28,7 +30,10 @@ func TestTLSValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "ListenHTTPS\n\tAddress 127.0.0.1\n\tPort 8443\n\tCert \"files/server.pem\"\n\t" + tt.listener +
 				"\n\tService\n\t\tBackEnd\n\t\t\tAddress 127.0.0.1\n\t\t\tPort 8081\n\t\t\t" + tt.backend + "\n\t\tEnd\n\tEnd\nEnd\n"
-			cfg, _, err := LoadBytes(name, []byte(src), LoadOptions{NoDNS: true})
+			cfg, warns, err := LoadBytes(name, []byte(src), LoadOptions{NoDNS: true})
+			if strings.Contains(tt.name, "ignored") && (len(warns) != 1 || !strings.Contains(warns[0].Msg, "selects nothing")) {
+				t.Errorf("warnings %v, want one about the ignored cipher", warns)
+			}
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("load failed: %v", err)

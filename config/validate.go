@@ -128,8 +128,12 @@ func backendKey(be *Backend) string {
 }
 
 // checkDuplicates rejects the same address:port twice in one service, as
-// zproxy does: the balancer would count it twice.
+// zproxy does. Pound accepts it (the address gets two shares), and so
+// does lbd for a Pound file.
 func (b *builder) checkDuplicates(list []*Backend) {
+	if b.cfg.Dialect == DialectPound {
+		return
+	}
 	seen := make(map[string]*Backend, len(list))
 	for _, be := range list {
 		if be.Kind != BackendRegular || be.Address == "" {

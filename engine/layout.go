@@ -34,12 +34,22 @@ func (b *builder) layout(scope string, idx int, s *config.Service) ([]service.En
 		}
 		return tiers[g]
 	}
+	seen := map[string]int{}
 	add := func(cb *config.Backend, base int) {
 		if cb.Kind != config.BackendRegular {
 			return
 		}
 		if !cb.Dynamic() {
-			be := b.backend(backendKey(scope, idx, s, cb), cb, 0)
+			// A backend listed twice (Pound allows it) is two backends to
+			// the same address, each with its own state and share.
+			key := backendKey(scope, idx, s, cb)
+			if n := seen[key]; n > 0 {
+				seen[key]++
+				key += "#" + strconv.Itoa(n+1)
+			} else {
+				seen[key] = 1
+			}
+			be := b.backend(key, cb, 0)
 			at(base).conf = append(at(base).conf, service.Entry{Backend: be, Parent: -1})
 			return
 		}

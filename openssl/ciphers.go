@@ -12,6 +12,7 @@ package openssl
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -159,6 +160,15 @@ func (e *ErrUnknownCipher) Error() string { return fmt.Sprintf("unknown cipher %
 // (all must match), plus @STRENGTH and @SECLEVEL=n. An empty result is an
 // error, as OpenSSL's "no cipher match", since no handshake could succeed.
 func CipherSuites(list string) ([]uint16, error) {
+	ids, _, err := CipherSuitesIgnoring(list)
+	return ids, err
+}
+
+// CipherSuitesIgnoring is CipherSuites that also returns the items it
+// skipped: as OpenSSL does, a name it does not know (or an obsolete one:
+// SSLv2) selects nothing, and an item it cannot read ("RC4!SSLv2") is
+// passed over; only a list that selects no cipher at all is an error.
+func CipherSuitesIgnoring(list string) (ids []uint16, ignored []string, err error) {
 	on := make([]bool, len(suites))
 	banned := make([]bool, len(suites))
 	for _, item := range strings.FieldsFunc(list, func(r rune) bool {
@@ -172,13 +182,18 @@ func CipherSuites(list string) ([]uint16, error) {
 		}
 		if strings.HasPrefix(item, "@") {
 			if item != "@STRENGTH" && !strings.HasPrefix(item, "@SECLEVEL=") {
-				return nil, &ErrUnknownCipher{Name: item}
+				ignored = append(ignored, item)
 			}
 			continue
 		}
 		sel, err := selectSuites(item)
 		if err != nil {
-			return nil, err
+			var uc *ErrUnknownCipher
+			if errors.As(err, &uc) {
+				item = uc.Name
+			}
+			ignored = append(ignored, item)
+			continue
 		}
 		for i, hit := range sel {
 			switch {
@@ -192,16 +207,18 @@ func CipherSuites(list string) ([]uint16, error) {
 			}
 		}
 	}
-	var ids []uint16
 	for i, s := range suites {
 		if on[i] {
 			ids = append(ids, s.id)
 		}
 	}
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("no cipher in %q is supported", list)
+	switch {
+	case len(ids) == 0 && len(ignored) > 0:
+		return nil, ignored, &ErrUnknownCipher{Name: ignored[0]}
+	case len(ids) == 0:
+		return nil, ignored, fmt.Errorf("no cipher in %q is supported", list)
 	}
-	return ids, nil
+	return ids, ignored, nil
 }
 
 // selectSuites evaluates one item: names and aliases joined by '+'.
