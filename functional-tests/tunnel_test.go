@@ -193,7 +193,10 @@ func TestTunnelBalancingHealthAndControl(t *testing.T) {
 	if seen := count(10); seen["two"] != 10 {
 		t.Fatalf("with backend one disabled: %v", seen)
 	}
-	out, _, _ = lbctlRun(t, "lbctl", nil, "-s", sock, "-j", "list", "/2")
+	out, errOut, code = lbctlRun(t, "lbctl", nil, "-s", sock, "-j", "list", "/2")
+	if code != 0 {
+		t.Fatalf("lbctl -j list /2: exit %d %s", code, errOut)
+	}
 	for _, w := range []string{`"protocol":"tunnel"`, `"address":"` + addr + `"`, `"enabled":false`} {
 		if !strings.Contains(out, w) {
 			t.Errorf("JSON listing lacks %s:\n%s", w, out)
