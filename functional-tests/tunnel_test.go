@@ -52,14 +52,36 @@ func bannerBackend(t *testing.T, host, name string) *backend {
 // both directions, through a Tunnel listener, including half-closes in
 // either direction.
 func TestTunnelCarriesAnyProtocol(t *testing.T) {
-	payload := bytes.Repeat([]byte{0, 1, 2, 0xff, '\r', '\n', 'G', 'E', 'T'}, 200000) // 1.8 MB, not HTTP
+	for _, tc := range protocolCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			be := connBackend(t, "127.0.0.2", tc.backend)
+			_, addr := startTunnel(t, tunnelBlock(be.addr))
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			tc.client(t, c.(*net.TCPConn))
+		})
+	}
+}
+
+// protocolCase is a conversation over a tunnel: what the backend and
+// the client each do.
+type protocolCase struct {
+	name    string
+	backend func(c net.Conn)
+	client  func(t *testing.T, c *net.TCPConn)
+}
+
+// protocolCases are conversations in which each side in turn speaks
+// first or closes its half first, with binary data that is not HTTP.
+func protocolCases() []protocolCase {
+	payload := bytes.Repeat([]byte{0, 1, 2, 0xff, '\r', '\n', 'G', 'E', 'T'}, 200000) // 1.8 MB
 	sum := sha256.Sum256(payload)
 	late := make(chan string, 1)
-	cases := []struct {
-		name    string
-		backend func(c net.Conn)
-		client  func(t *testing.T, c *net.TCPConn)
-	}{{
+	return []protocolCase{{
 		name: "server speaks first",
 		backend: func(c net.Conn) {
 			defer c.Close()
@@ -129,19 +151,6 @@ func TestTunnelCarriesAnyProtocol(t *testing.T) {
 			}
 		},
 	}}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			be := connBackend(t, "127.0.0.2", tc.backend)
-			_, addr := startTunnel(t, tunnelBlock(be.addr))
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(20 * time.Second))
-			tc.client(t, c.(*net.TCPConn))
-		})
-	}
 }
 
 // bannerOf connects to the tunnel and returns the name the backend
