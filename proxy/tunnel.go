@@ -3,6 +3,7 @@ package proxy
 import (
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,15 +58,21 @@ func (c *conn) upgrade(st *Listener, bc *backend.Conn, got []byte) bool {
 // also ends when no byte has moved either way for idle, as with Pound's
 // one poll(2) over both sockets: a quiet direction alone does not end it.
 func tunnel(client net.Conn, be net.Conn, idle time.Duration) {
-	k := &idleClock{idle: idle}
-	k.touch()
-	done := make(chan struct{}, 1)
+	// One object for what both directions share: the clock and the
+	// wait for the second goroutine.
+	var run struct {
+		k  idleClock
+		wg sync.WaitGroup
+	}
+	run.k.idle = idle
+	run.k.touch()
+	run.wg.Add(1)
 	go func() {
-		pump(be, client, k)
-		done <- struct{}{}
+		defer run.wg.Done()
+		pump(be, client, &run.k)
 	}()
-	pump(client, be, k)
-	<-done
+	pump(client, be, &run.k)
+	run.wg.Wait()
 }
 
 // pump copies src to dst until EOF, then half-closes dst; on an error
