@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -41,6 +42,9 @@ func staticTree(t *testing.T) (dir string) {
 		if err := os.Symlink(target, filepath.Join(dir, "www/static", name)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "www/static/fifo"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
@@ -103,6 +107,7 @@ func TestSendFileServesOnlyTheDirectory(t *testing.T) {
 		{name: "absolute symlink out", target: "/static/link-abs.txt", status: 404},
 		{name: "directory symlink out", target: "/static/up/secret.txt", status: 404},
 		{name: "directory", target: "/static/sub", status: 404},
+		{name: "FIFO", target: "/static/fifo", status: 404},
 		{name: "missing", target: "/static/nope.txt", status: 404},
 		{name: "bad escape", target: "/static/arar%zz", status: 404},
 		{name: "NUL", target: "/static/arar.txt%00", status: 404},

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"lbd/config"
@@ -40,7 +41,9 @@ func (c *conn) fileBackend(st *Listener, svc *service.Service) bool {
 	if !ok || svc.Root == nil {
 		return c.fail(st, 404)
 	}
-	f, err := svc.Root.Open(rel)
+	// O_NONBLOCK: opening a FIFO someone left in the directory must
+	// not hang the connection (it is refused below as not regular).
+	f, err := svc.Root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return c.fail(st, openStatus(err))
 	}
