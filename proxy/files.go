@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -29,7 +30,10 @@ const sendChunk = 1 << 20
 // "..", encoded or not, or a symbolic link), is answered 404 as if it did
 // not exist. These backends are not the hot path: they may allocate.
 func (c *conn) fileBackend(st *Listener, svc *service.Service) bool {
-	name := c.req.Path
+	name, ok := c.ruledPath(st, svc)
+	if !ok {
+		return c.fail(st, 500)
+	}
 	ctype := "text/plain" // Pound's default; response rules may change it
 	if svc.Special.Kind == config.BackendACME {
 		if len(name) < len(acmePrefix) || string(name[:len(acmePrefix)]) != acmePrefix {
@@ -37,8 +41,8 @@ func (c *conn) fileBackend(st *Listener, svc *service.Service) bool {
 		}
 		name, ctype = name[len(acmePrefix):], "text/html"
 	}
-	rel, ok := servedName(name)
-	if !ok || svc.Root == nil {
+	rel, found := servedName(name)
+	if !found || svc.Root == nil {
 		return c.fail(st, 404)
 	}
 	// O_NONBLOCK: opening a FIFO someone left in the directory must
@@ -57,6 +61,32 @@ func (c *conn) fileBackend(st *Listener, svc *service.Service) bool {
 		status = 304
 	}
 	return c.sendFile(st, f, fi, status, ctype)
+}
+
+// ruledPath is the request path after the listener's and the service's
+// request rules (SetPath, SetURL ...), which Pound applies before taking
+// the file name from it. ok is false when a rule failed (Pound's 500).
+func (c *conn) ruledPath(st *Listener, svc *service.Service) ([]byte, bool) {
+	if !c.hasRequestRules(st, svc) {
+		return c.req.Path, true
+	}
+	m := &c.rs.Req
+	err := st.ReqRules.Rewrite(&c.rs, m)
+	if err == nil {
+		err = svc.ReqRules.Rewrite(&c.rs, m)
+	}
+	if err != nil {
+		st.diag(err)
+		return nil, false
+	}
+	if !m.URLChanged {
+		return c.req.Path, true
+	}
+	path := m.URL
+	if i := bytes.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	return path, true
 }
 
 // openStatus maps a failed open to the answer: 403 when the file exists
@@ -104,7 +134,10 @@ func (c *conn) sendFile(st *Listener, f *os.File, fi fs.FileInfo, status int, ct
 
 // success answers for a Success backend: 200 with no body, and the
 // headers the response rules add.
-func (c *conn) success(st *Listener) bool {
+func (c *conn) success(st *Listener, svc *service.Service) bool {
+	if _, ok := c.ruledPath(st, svc); !ok {
+		return c.fail(st, 500)
+	}
 	keep := c.keepAfterGenerated()
 	if !c.generatedHead(st, 200, "", 0, time.Time{}, keep) {
 		return false
@@ -150,7 +183,9 @@ func (c *conn) generatedHead(st *Listener, status int, ctype string, size int64,
 		mode = connKeep
 	}
 	c.keep = c.keep[:0]
-	c.out = c.appendResponseHead(st, c.out[:0], mode)
+	if c.out = c.appendResponseHead(st, c.out[:0], mode); c.out == nil {
+		return c.fail(st, 500) // a response rule failed to expand
+	}
 	c.ex.status = status
 	c.dl.forWrite(c.nc, time.Now(), st.Client)
 	if _, err := c.nc.Write(c.out); err != nil {

@@ -34,7 +34,7 @@ func (c *conn) special(st *Listener, svc *service.Service) bool {
 	case config.BackendFile, config.BackendACME:
 		return c.fileBackend(st, svc)
 	case config.BackendSuccess:
-		return c.success(st)
+		return c.success(st, svc)
 	}
 	return c.fail(st, 503)
 }
