@@ -207,3 +207,33 @@ func TestSendFileResponseRules(t *testing.T) {
 		t.Fatalf("%d %q, headers %v", resp.StatusCode, body, resp.Header)
 	}
 }
+
+// TestSendFilePoundRules is the manual's SendFile example: the request
+// rules choose the file (SetPath) and the response rules its type.
+func TestSendFilePoundRules(t *testing.T) {
+	dir := staticTree(t)
+	p := startLBD(t, "Daemon 0\nLogLevel 0\nListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n"+
+		"\tService\n\t\tPath -re \"^/about/(.+)\"\n\t\tSetPath \"$1\"\n"+
+		"\t\tRewrite response\n\t\t\tSetHeader \"Content-Type: text/html\"\n\t\tEnd\n"+
+		"\t\tSendFile \""+dir+"/www/static\"\n\tEnd\nEnd\n")
+	cases := []struct {
+		name, target string
+		status       int
+		body         string
+	}{
+		{name: "path rewritten", target: "/about/sub/deep.txt", status: 200, body: "deep\n"},
+		{name: "rewritten path escaping", target: "/about/../../secret.txt", status: 404},
+		{name: "rewritten encoded escape", target: "/about/%2e%2e/%2e%2e/secret.txt", status: 404},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := rawGet(t, p.addr, "GET", tc.target)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%s: %d, want %d", tc.target, resp.StatusCode, tc.status)
+			}
+			if tc.status == 200 && (body != tc.body || resp.Header.Get("Content-Type") != "text/html") {
+				t.Fatalf("%s: %q, Content-Type %q", tc.target, body, resp.Header.Get("Content-Type"))
+			}
+		})
+	}
+}
