@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -57,6 +58,8 @@ func TestPoundGolden(t *testing.T) {
 	stats.st.BackendStats = true
 	noControl := newFake()
 	noControl.st.ControlSocket = ""
+	extra := newFake()
+	extra.st.Listeners = append(extra.st.Listeners, tunnelListener(), filesListener())
 	tests := []struct {
 		name, path string
 		ctl        *fakeCtl
@@ -83,6 +86,8 @@ func TestPoundGolden(t *testing.T) {
 		{name: "pound_global_service", path: "/service/0"},
 		{name: "pound_global_backend", path: "/service/fallback/0"},
 		{name: "pound_no_control_listener", path: "/listener/0", ctl: noControl},
+		{name: "pound_listener_tunnel", path: "/listener/3", ctl: extra},
+		{name: "pound_listener_files", path: "/listener/4?indent=2", ctl: extra},
 		{name: "pound_log", path: "/log"},
 		{name: "pound_log_index", path: "/log/2"},
 		{name: "pound_log_name", path: "/log/main"},
@@ -106,6 +111,30 @@ func TestPoundGolden(t *testing.T) {
 			checkGolden(t, tc.name+".json", rec.Body.Bytes())
 		})
 	}
+}
+
+// tunnelListener is a Tunnel with two backends, one of them disabled.
+func tunnelListener() Listener {
+	be := func(addr string, on bool) Backend {
+		return Backend{Address: addr, Port: 22, Tunnel: true, Enabled: on, Alive: true, Priority: 1, Weight: 1,
+			ConnTimeout: 15 * time.Second, IOTimeout: 60 * time.Second, WSTimeout: 600 * time.Second}
+	}
+	return Listener{Name: "ssh", Address: "127.0.0.1", Port: 2222, Tunnel: true, Enabled: true,
+		Services: []Service{{Enabled: true, Backends: []Backend{be("127.0.0.2", true), be("127.0.0.3", false)}}}}
+}
+
+// filesListener has the special backends that answer from lbd alone.
+func filesListener() Listener {
+	special := func(name string, b Backend) Service {
+		b.Enabled, b.Alive, b.Priority = true, true, 1
+		return Service{Name: name, Enabled: true, Backends: []Backend{b}}
+	}
+	return Listener{Address: "/run/lbd/www.sock", Enabled: true, Services: []Service{
+		special("", Backend{Kind: KindACME}),
+		special("static", Backend{Kind: KindFile}),
+		special("options", Backend{Kind: KindSuccess}),
+		special("gone", Backend{Kind: KindError, ErrorStatus: 410}),
+	}}
 }
 
 // TestPoundAddressing checks that the alternative spellings Pound accepts

@@ -87,11 +87,7 @@ func WriteMetrics(w io.Writer, st *State) error {
 		l := &v.listeners[i]
 		lbl := withName([][2]string{{"listener", strconv.Itoa(i)}}, "listener_name", l.Name)
 		e.add("pound_listener_enabled", "", lbl, boolValue(l.Enabled))
-		proto := "http"
-		if l.HTTPS {
-			proto = "https"
-		}
-		info := append(append([][2]string(nil), lbl...), [2]string{"address", poundAddress(l)}, [2]string{"protocol", proto})
+		info := append(append([][2]string(nil), lbl...), [2]string{"address", poundAddress(l)}, [2]string{"protocol", l.protocol()})
 		e.add("pound_listener_info", "", info, "1")
 		e.services(lbl, l.Services, st.BackendStats)
 	}

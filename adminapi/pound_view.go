@@ -268,9 +268,9 @@ func (v *poundView) listener(l *Listener) jobject {
 		add("name", strOrNull(l.Name)).
 		add("services", poundServices(l.Services, v.st.BackendStats))
 	if l.HTTPS {
-		return o.add("protocol", "https").add("nohttps11", l.NoHTTPS11)
+		o = o.add("nohttps11", l.NoHTTPS11)
 	}
-	return o.add("protocol", "http")
+	return o.add("protocol", l.protocol())
 }
 
 // poundAddress prints a listener address as Pound's addr2str: ip:port,
@@ -336,10 +336,6 @@ func poundBackend(b *Backend, stats bool) jobject {
 		add("weight", group)
 	switch b.kind() {
 	case KindRegular:
-		proto := "http"
-		if b.HTTPS {
-			proto = "https"
-		}
 		addr := b.Address
 		if b.Port != 0 {
 			addr = net.JoinHostPort(b.Address, strconv.Itoa(b.Port))
@@ -347,7 +343,7 @@ func poundBackend(b *Backend, stats bool) jobject {
 		o = o.add("address", addr).
 			add("conn_to", seconds(b.ConnTimeout)).
 			add("io_to", seconds(b.IOTimeout)).
-			add("protocol", proto).
+			add("protocol", b.protocol()).
 			add("servername", strOrNull(b.ServerName)).
 			add("ws_to", seconds(b.WSTimeout))
 		if b.HasParent {

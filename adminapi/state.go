@@ -49,7 +49,8 @@ type Workers struct {
 	IdleTimeout             time.Duration // WorkerIdleTimeout
 }
 
-// Listener is one ListenHTTP/ListenHTTPS block and its runtime counters.
+// Listener is one ListenHTTP/ListenHTTPS/Tunnel block and its runtime
+// counters.
 type Listener struct {
 	// Name is the listener name ("" when unnamed: Pound shows null,
 	// zproxy shows "").
@@ -59,6 +60,9 @@ type Listener struct {
 	Address string
 	Port    int
 	HTTPS   bool
+	// Tunnel marks a Tunnel listener (Pound protocol "tunnel"); its one
+	// unnamed service holds its backends.
+	Tunnel bool
 	// NoHTTPS11 is Pound's NoHTTPS11 setting, shown for HTTPS listeners.
 	NoHTTPS11 int
 	Enabled   bool
@@ -107,6 +111,7 @@ const (
 	KindMetrics  BackendKind = "metrics"
 	KindControl  BackendKind = "control"
 	KindACME     BackendKind = "acme"
+	KindSuccess  BackendKind = "success"
 	// KindMatrix is a dynamic backend: the template its backends are
 	// made from. It never takes requests itself.
 	KindMatrix BackendKind = "matrix"
@@ -137,6 +142,7 @@ type Backend struct {
 	Address    string // host or UNIX path, as configured
 	Port       int
 	HTTPS      bool
+	Tunnel     bool   // a backend of a Tunnel listener
 	ServerName string // Pound ServerName (SNI); "" shows null
 
 	Enabled bool // administrative state (API enable/disable)
@@ -185,6 +191,28 @@ type Session struct {
 	// shown in its own location, so the engine should pass local time as
 	// Pound does.
 	Expire time.Time
+}
+
+// protocol is Pound's name for what the listener speaks.
+func (l *Listener) protocol() string {
+	switch {
+	case l.Tunnel:
+		return "tunnel"
+	case l.HTTPS:
+		return "https"
+	}
+	return "http"
+}
+
+// protocol is Pound's name for what a regular backend speaks.
+func (b *Backend) protocol() string {
+	switch {
+	case b.Tunnel:
+		return "tunnel"
+	case b.HTTPS:
+		return "https"
+	}
+	return "http"
 }
 
 // kind returns the backend kind with the zero value meaning regular.

@@ -9,7 +9,8 @@ type Directive struct {
 	// Section is where the keyword may appear: "global", "control",
 	// "listener" (ListenHTTP and ListenHTTPS), "https" (ListenHTTPS only),
 	// "service", "match" (conditions inside Match and Not), "session",
-	// "backend" (BackEnd, Emergency and named Backend), "resolver", or
+	// "backend" (BackEnd, Emergency and named Backend), "resolver",
+	// "tunnel", "tunnel backend" (Backend and Emergency in a Tunnel), or
 	// "any" for the parser's own Include.
 	Section string
 	// Name is the canonical spelling. Alternate spellings registered as
@@ -45,6 +46,8 @@ func Directives() []Directive {
 	out = appendTable(out, "session", sessionTable, nil)
 	out = appendTable(out, "backend", beTable, backendUnsupported)
 	out = appendTable(out, "resolver", resolverTable, nil)
+	out = appendTable(out, "tunnel", tunnelTable, nil)
+	out = appendTable(out, "tunnel backend", tunnelBackendTable, nil)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Section != out[j].Section {
 			return out[i].Section < out[j].Section

@@ -53,7 +53,7 @@ var globalUnsupported = canonSet("SSLEngine", "DHParams",
 	"ThreadModel", "Supervisor", "WorkerMinCount", "WorkerMaxCount",
 	"WorkerIdleTimeout", "WorkerStackSize", "ConnectionQueueSize", "ReserveFD",
 	"BackendStats", "Lua",
-	"Tunnel", "Name", "HTTPTracerDir", "DynScale", "Ignore100continue",
+	"Name", "HTTPTracerDir", "DynScale", "Ignore100continue",
 	"ControlIP", "ControlPort")
 
 // canonSet maps lower-cased names to their canonical spelling.
@@ -122,6 +122,7 @@ func initGlobalTable() {
 	t.add("Service", "s?", func(b *builder, c *Config, n *parser.Node, u []unit) {
 		c.Services = b.service(n, u, c.Services)
 	}).block()
+	t.add("Tunnel", "s?", func(b *builder, _ *Config, n *parser.Node, u []unit) { b.tunnel(n, u) }).block()
 	t.add("Backend", "s", globalBackend).block()
 	t.add("Resolver", "", globalResolver).block()
 }

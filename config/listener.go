@@ -24,7 +24,7 @@ type listenerExtra struct {
 
 // listenerUnsupported are listener directives lbd accepts without
 // implementing them.
-var listenerUnsupported = canonSet("LuaModify", "ACME", "WafRules", "ErrWAF",
+var listenerUnsupported = canonSet("LuaModify", "WafRules", "ErrWAF",
 	"CertDir", "SSLConfigFile", "SSLConfigSection", "SSLUncleanShutdown",
 	"ForwardSNI", "DHParams", "ForceHTTP10")
 
@@ -113,6 +113,7 @@ func initListenerTables() {
 	t.add("Service", "s?", func(b *builder, l *Listener, n *parser.Node, u []unit) {
 		l.Services = b.service(n, u, l.Services)
 	}).block()
+	t.add("ACME", "s", listenerACME)
 	for k, d := range t {
 		httpsTable[k] = d
 	}

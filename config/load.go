@@ -377,4 +377,5 @@ func init() {
 	initSessionTable()
 	initBackendTable()
 	initResolverTable()
+	initTunnelTables()
 }

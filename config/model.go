@@ -143,11 +143,14 @@ type CertFile struct {
 	Cert tls.Certificate `json:"-"`
 }
 
-// Listener is a ListenHTTP or ListenHTTPS block.
+// Listener is a ListenHTTP, ListenHTTPS or Tunnel block. A tunnel has
+// one unnamed service holding its backends and none of the HTTP settings.
 type Listener struct {
 	Pos   Locus  `json:"pos"`
 	Name  string `json:"name,omitempty"`
 	HTTPS bool   `json:"https"`
+	// Tunnel relays bytes to the backends without reading HTTP.
+	Tunnel bool `json:"tunnel,omitempty"`
 	// Address is an IP, a host name, or a UNIX socket path; "" = all
 	// interfaces.
 	Address string `json:"address,omitempty"`

@@ -126,7 +126,8 @@ type Service struct {
 	STS     int      `json:"strict_transport_security,omitempty"`
 	Session *Session `json:"session,omitempty"`
 	// Backends are regular backends and Pound 4 special backends (Kind
-	// redirect, error, metrics, control), in file order; named-backend
+	// redirect, error, metrics, control, file, success, acme), in file
+	// order; named-backend
 	// references are already resolved.
 	Backends  []*Backend `json:"backends"`
 	Emergency []*Backend `json:"emergency,omitempty"`
@@ -203,6 +204,13 @@ const (
 	BackendMetrics BackendKind = "metrics"
 	// BackendControl serves the control API over HTTP.
 	BackendControl BackendKind = "control"
+	// BackendFile serves static files from Dir (SendFile).
+	BackendFile BackendKind = "file"
+	// BackendSuccess answers 200 with an empty body (Success).
+	BackendSuccess BackendKind = "success"
+	// BackendACME serves ACME HTTP-01 challenges from Dir (the listener's
+	// ACME statement, which adds a service of its own).
+	BackendACME BackendKind = "acme"
 )
 
 // Backend is a BackEnd or Emergency block, a named backend, or a special
@@ -254,6 +262,9 @@ type Backend struct {
 	Redirect *Redirect  `json:"redirect,omitempty"` // Kind == redirect
 	Status   int        `json:"status,omitempty"`   // Kind == error
 	Page     *ErrorPage `json:"page,omitempty"`     // Kind == error
+	// Dir is the directory a file or acme backend serves, resolved
+	// against the include directory; it was a directory at load time.
+	Dir string `json:"dir,omitempty"`
 }
 
 // Resolve modes of a dynamic backend.

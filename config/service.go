@@ -16,7 +16,7 @@ type serviceExtra struct {
 // serviceUnsupported are service directives lbd accepts without
 // implementing them.
 var serviceUnsupported = func() map[string]string {
-	m := canonSet("SendFile", "Success", "LuaBackend",
+	m := canonSet("LuaBackend",
 		"LuaModify", "ContentCapture", "OrURLS", "DynScale",
 		"CompressionAlgorithm", "PinnedConnection", "BackendCookie",
 		"ForceHTTP10")
@@ -64,6 +64,10 @@ func initServiceTable() {
 	})
 	t.add("Control", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendControl, Priority: 1, Weight: 1})
+	})
+	t.add("SendFile", "s", serviceSendFile)
+	t.add("Success", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
+		s.Backends = append(s.Backends, specialBackend(n, BackendSuccess))
 	})
 	t.add("Session", "", serviceSession).block()
 	t.add("Balancer", "[sl]", func(b *builder, s *Service, n *parser.Node, u []unit) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
@@ -144,6 +145,9 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 	algo := balancer.New(kind, bes, balancer.WithMode(mode))
 	b.next.detach = append(b.next.detach, algo.Close)
 	o := service.Options{Backends: bes, Listing: entries, Algo: algo, Env: env}
+	if o.Root, err = serviceRoot(s); err != nil {
+		return nil, err
+	}
 	if s.Session != nil && s.Session.Type != config.SessionNone {
 		o.Sessions, o.Extractor = b.sessions(scope, idx, s, bes)
 	}
@@ -157,6 +161,22 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 		svc.SetEnabled(old.Enabled())
 	}
 	return svc, nil
+}
+
+// serviceRoot opens the directory of a SendFile or ACME backend. It is
+// not closed on reload: requests in flight may still open files in it,
+// and the garbage collector closes it once the old graph is gone.
+func serviceRoot(s *config.Service) (*os.Root, error) {
+	for _, cb := range s.Backends {
+		if cb.Kind == config.BackendFile || cb.Kind == config.BackendACME {
+			r, err := os.OpenRoot(cb.Dir)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", cb.Pos, err)
+			}
+			return r, nil
+		}
+	}
+	return nil, nil
 }
 
 // sessions returns the service's session table: the previous one when the
@@ -307,6 +327,7 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 		Port:      strconv.Itoa(l.Port),
 		Forwarded: forwarded(cfg, l),
 		MaxTries:  3,
+		Tunnel:    l.Tunnel,
 	}
 	if l.HTTPS {
 		st.Scheme = "https"
@@ -321,7 +342,10 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 	if l.LineBuffer > 0 {
 		st.Limits.MaxRequestLine, st.Limits.MaxHeaderLine = l.LineBuffer, l.LineBuffer
 	}
-	st.Router.Services = append(append([]*service.Service{}, own...), b.next.global...)
+	st.Router.Services = append([]*service.Service{}, own...)
+	if !l.Tunnel {
+		st.Router.Services = append(st.Router.Services, b.next.global...)
+	}
 	st.Errors = proxy.NewErrorPages(cfg.Dialect, errorBodies(l.ErrorFiles))
 	ec := proxy.EditsConfig{Dialect: cfg.Dialect, Listener: l, Anonymise: cfg.Anonymise}
 	st.Edits = proxy.NewEdits(ec)

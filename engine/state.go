@@ -9,6 +9,7 @@ import (
 	"lbd/adminapi"
 	"lbd/backend"
 	"lbd/config"
+	"lbd/proxy"
 	"lbd/service"
 )
 
@@ -56,7 +57,7 @@ func (e *Engine) State() *adminapi.State {
 	}
 	for i, l := range g.cfg.Listeners {
 		v := adminapi.Listener{
-			Name: l.Name, Address: l.Address, Port: l.Port, HTTPS: l.HTTPS,
+			Name: l.Name, Address: l.Address, Port: l.Port, HTTPS: l.HTTPS, Tunnel: l.Tunnel,
 			Enabled: true, LogLevel: l.LogLevel,
 		}
 		if l.TLS != nil {
@@ -72,7 +73,11 @@ func (e *Engine) State() *adminapi.State {
 			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
 		}
 		for _, s := range g.services[i] {
-			v.Services = append(v.Services, e.serviceView(s, now))
+			sv := e.serviceView(s, now)
+			for j := range sv.Backends {
+				sv.Backends[j].Tunnel = l.Tunnel
+			}
+			v.Services = append(v.Services, sv)
 		}
 		st.Listeners = append(st.Listeners, v)
 	}
@@ -185,10 +190,19 @@ func specialView(b *config.Backend) adminapi.Backend {
 		}
 	case config.BackendError:
 		v.Kind, v.ErrorStatus = adminapi.KindError, b.Status
+		if b.Page != nil {
+			v.ErrorText = string(proxy.ErrorPageBody(b.Page.Body))
+		}
 	case config.BackendMetrics:
 		v.Kind = adminapi.KindMetrics
 	case config.BackendControl:
 		v.Kind = adminapi.KindControl
+	case config.BackendFile:
+		v.Kind = adminapi.KindFile
+	case config.BackendSuccess:
+		v.Kind = adminapi.KindSuccess
+	case config.BackendACME:
+		v.Kind = adminapi.KindACME
 	}
 	return v
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -270,5 +271,65 @@ func TestEmergencyInBothDialects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBalancerGroups follows Pound's balancer groups: the backends of
+// group 0 (Backend) take every request while one of them can; only then
+// group 65535 (Emergency), whose backends are balanced among themselves
+// too; and group 0 again as soon as one of its backends is back.
+func TestBalancerGroups(t *testing.T) {
+	var blocks string
+	for i, name := range []string{"r1", "r2", "e1", "e2"} {
+		be := startBackend(t, fmt.Sprintf("127.0.0.%d", i+2), name, echoHandler(name))
+		host, port, _ := net.SplitHostPort(be.addr)
+		kind := "Backend"
+		if name[0] == 'e' {
+			kind = "Emergency"
+		}
+		blocks += "\t\t" + kind + "\n\t\t\tAddress " + host + "\n\t\t\tPort " + port + "\n\t\tEnd\n"
+	}
+	p := startLBD(t, "Daemon 0\nLogLevel 0\nControl \"{DIR}/ctl.sock\"\n"+
+		"ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tService\n"+blocks+"\tEnd\nEnd\n")
+	sock := filepath.Join(p.dir, "ctl.sock")
+	waitSocket(t, sock)
+	c := &http.Client{Timeout: 5 * time.Second}
+	steps := []struct {
+		name    string
+		toggle  []string // lbctl command and path
+		allowed string   // the backends that answer, each at least once
+	}{
+		{name: "group 0 serves", allowed: "r1 r2"},
+		{name: "one left in group 0", toggle: []string{"disable", "/1/0/0"}, allowed: "r2"},
+		{name: "group 0 exhausted: group 65535, balanced", toggle: []string{"disable", "/1/0/1"}, allowed: "e1 e2"},
+		{name: "group 0 back", toggle: []string{"enable", "/1/0/0"}, allowed: "r1"},
+	}
+	for _, st := range steps {
+		if st.toggle != nil {
+			if _, errOut, code := lbctlRun(t, "lbctl", nil, append([]string{"-s", sock}, st.toggle...)...); code != 0 {
+				t.Fatalf("%s: lbctl %v: exit %d %s", st.name, st.toggle, code, errOut)
+			}
+		}
+		seen := map[string]int{}
+		for i := 0; i < 40; i++ {
+			seen[backendOf(t, c, p.addr, "/")]++
+		}
+		for name := range seen {
+			if !strings.Contains(st.allowed, name) {
+				t.Errorf("%s: %s answered (%v)", st.name, name, seen)
+			}
+		}
+		for _, name := range strings.Fields(st.allowed) {
+			if seen[name] == 0 {
+				t.Errorf("%s: %s never answered (%v)", st.name, name, seen)
+			}
+		}
+	}
+	out, errOut, code := lbctlRun(t, "lbctl", nil, "-s", sock, "-j", "list", "/1/0")
+	if code != 0 {
+		t.Fatalf("lbctl list /1/0: exit %d %s", code, errOut)
+	}
+	if strings.Count(out, `"weight":65535`) != 2 || strings.Count(out, `"weight":0`) != 2 {
+		t.Errorf("group weights (0 for Backend, 65535 for Emergency) not listed:\n%s", out)
 	}
 }

@@ -103,6 +103,10 @@ func (c *conn) putBuf() {
 // serve handles requests until the client or the proxy closes.
 func (c *conn) serve() {
 	defer c.release()
+	if st := c.srv.state.Load(); st.Tunnel {
+		c.serveTunnel(st)
+		return
+	}
 	for {
 		st := c.srv.state.Load()
 		c.idle.Store(c.r == c.w)

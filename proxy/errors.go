@@ -242,6 +242,13 @@ func renderError(d config.Dialect, minor, status int, page []byte) []byte {
 	return append(b, body...)
 }
 
+// ErrorPageBody is the body of an error page file, without the header
+// lines it may begin with (what Pound's control API shows as "text").
+func ErrorPageBody(page []byte) []byte {
+	_, body := splitErrorFile(page)
+	return body
+}
+
 // splitErrorFile separates the header lines an error file may start
 // with from its body, as Pound's parse_http_errmsg: only when every line
 // up to the first empty one is a header.

@@ -65,6 +65,9 @@ type Listener struct {
 	Control     http.Handler
 	// MaxTries bounds how many backends one request may be offered to.
 	MaxTries int
+	// Tunnel relays every connection to a backend of the listener's one
+	// service without reading HTTP (Pound's Tunnel).
+	Tunnel bool
 }
 
 // diag reports a diagnostic about the current request.

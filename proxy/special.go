@@ -10,8 +10,8 @@ import (
 	"lbd/service"
 )
 
-// special serves the Pound 4 special backends: Redirect, Error, Metrics
-// and Control. They answer from the proxy itself; none is on the hot
+// special serves the Pound 4 special backends: Redirect, Error, Metrics,
+// Control, SendFile, Success and ACME. They answer from the proxy itself; none is on the hot
 // path, so they may allocate.
 func (c *conn) special(st *Listener, svc *service.Service) bool {
 	b := svc.Special
@@ -31,6 +31,10 @@ func (c *conn) special(st *Listener, svc *service.Service) bool {
 		if st.Control != nil {
 			return c.serveHandler(st, st.Control)
 		}
+	case config.BackendFile, config.BackendACME:
+		return c.fileBackend(st, svc)
+	case config.BackendSuccess:
+		return c.success(st, svc)
 	}
 	return c.fail(st, 503)
 }

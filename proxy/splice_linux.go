@@ -3,9 +3,9 @@
 package proxy
 
 import (
+	"io"
 	"net"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,41 +14,51 @@ import (
 const spliceChunk = 64 << 10
 
 // spliceCopy moves bytes from src to dst through a kernel pipe with
-// splice(2), so tunnelled (WebSocket) payload never enters user space.
-// Every read waits at most idle, like the copying path: the RawConn
-// callbacks run under the connections' deadlines. It reports false, having
-// moved nothing, when the connections are not plain sockets (TLS).
-func spliceCopy(dst, src net.Conn, idle time.Duration) bool {
+// splice(2), so tunnelled payload never enters user space. Reads wait
+// under the tunnel's idle clock (the RawConn callbacks run under the
+// connections' deadlines). It returns nil when src reached EOF, else the
+// error that ended the copy; handled is false, nothing having moved,
+// when the connections are not plain sockets (TLS).
+func spliceCopy(dst, src net.Conn, k *idleClock) (handled bool, err error) {
 	sc, ok1 := src.(syscall.Conn)
 	dc, ok2 := dst.(syscall.Conn)
 	if !ok1 || !ok2 {
-		return false
+		return false, nil
 	}
 	rs, err1 := sc.SyscallConn()
 	ws, err2 := dc.SyscallConn()
 	var p [2]int
 	if err1 != nil || err2 != nil || unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK) != nil {
-		return false
+		return false, nil
 	}
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
 	for {
-		src.SetReadDeadline(time.Now().Add(idle))
+		src.SetReadDeadline(k.deadline())
 		n, err := spliceOnce(rs.Read, func(fd int) (int, error) {
 			n, err := unix.Splice(fd, nil, p[1], nil, spliceChunk, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
 			return int(n), err
 		})
-		if err != nil || n <= 0 {
-			return true // EOF, idle timeout or error: the tunnel ends
+		switch {
+		case err != nil && k.keepWaiting(err):
+			continue
+		case err != nil:
+			return true, err
+		case n == 0:
+			return true, nil // EOF
 		}
+		k.touch()
 		for n > 0 {
-			dst.SetWriteDeadline(time.Now().Add(idle))
+			dst.SetWriteDeadline(k.writeDeadline())
 			m, err := spliceOnce(ws.Write, func(fd int) (int, error) {
 				m, err := unix.Splice(p[0], nil, fd, nil, n, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
 				return int(m), err
 			})
-			if err != nil || m <= 0 {
-				return true
+			if err == nil && m <= 0 {
+				err = io.ErrShortWrite
+			}
+			if err != nil {
+				return true, err
 			}
 			n -= m
 		}

@@ -2,10 +2,7 @@
 
 package proxy
 
-import (
-	"net"
-	"time"
-)
+import "net"
 
 // spliceCopy has no zero-copy path outside Linux: the caller copies.
-func spliceCopy(dst, src net.Conn, idle time.Duration) bool { return false }
+func spliceCopy(dst, src net.Conn, k *idleClock) (bool, error) { return false, nil }

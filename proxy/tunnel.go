@@ -3,6 +3,8 @@ package proxy
 import (
 	"io"
 	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"lbd/backend"
@@ -50,45 +52,101 @@ func (c *conn) upgrade(st *Listener, bc *backend.Conn, got []byte) bool {
 	return false
 }
 
-// tunnel moves bytes both ways until either side closes or stays idle
-// for idle (WSTimeOut): with splice(2) between plain sockets, else by
-// copying (TLS).
+// tunnel moves bytes both ways, with splice(2) between plain sockets,
+// else by copying (TLS). A direction that reaches EOF half-closes its
+// peer and the other goes on; an error in either ends both. The tunnel
+// also ends when no byte has moved either way for idle, as with Pound's
+// one poll(2) over both sockets: a quiet direction alone does not end it.
 func tunnel(client net.Conn, be net.Conn, idle time.Duration) {
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		if !spliceCopy(dst, src, idle) {
-			io.Copy(idleWriter{dst, idle}, idleReader{src, idle})
-		}
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
-		} else {
-			dst.Close()
-		}
-		done <- struct{}{}
+	// One object for what both directions share: the clock and the
+	// wait for the second goroutine.
+	var run struct {
+		k  idleClock
+		wg sync.WaitGroup
 	}
-	go cp(be, client)
-	cp(client, be)
-	<-done
+	run.k.idle = idle
+	run.k.touch()
+	run.wg.Add(1)
+	go func() {
+		defer run.wg.Done()
+		pump(be, client, &run.k)
+	}()
+	pump(client, be, &run.k)
+	run.wg.Wait()
 }
 
-// idleReader extends the read deadline before every read.
-type idleReader struct {
-	net.Conn
+// pump copies src to dst until EOF, then half-closes dst; on an error
+// it closes both sockets so that the other direction stops too.
+func pump(dst, src net.Conn, k *idleClock) {
+	handled, err := spliceCopy(dst, src, k)
+	if !handled {
+		err = copyIdle(dst, src, k)
+	}
+	if err != nil {
+		dst.Close()
+		src.Close()
+		return
+	}
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		if cw.CloseWrite() == nil {
+			return
+		}
+	}
+	dst.Close()
+}
+
+// copyIdle is the copying path of pump, through a pooled buffer.
+func copyIdle(dst, src net.Conn, k *idleClock) error {
+	bp := ioPool.Get().(*[]byte)
+	defer ioPool.Put(bp)
+	buf := *bp
+	for {
+		src.SetReadDeadline(k.deadline())
+		n, err := src.Read(buf)
+		if n > 0 {
+			k.touch()
+			dst.SetWriteDeadline(k.writeDeadline())
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil && k.keepWaiting(err):
+		case err != nil:
+			return err
+		}
+	}
+}
+
+// idleClock is when a tunnel last moved a byte in either direction.
+type idleClock struct {
 	idle time.Duration
+	last atomic.Int64 // UnixNano
 }
 
-func (r idleReader) Read(p []byte) (int, error) {
-	r.Conn.SetReadDeadline(time.Now().Add(r.idle))
-	return r.Conn.Read(p)
+func (k *idleClock) touch() { k.last.Store(time.Now().UnixNano()) }
+
+// deadline is when a read gives up unless a byte moves meanwhile.
+func (k *idleClock) deadline() time.Time {
+	if k.idle <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, k.last.Load()+int64(k.idle))
 }
 
-// idleWriter extends the write deadline before every write.
-type idleWriter struct {
-	net.Conn
-	idle time.Duration
+// writeDeadline bounds one write: a peer that reads nothing for idle
+// ends the tunnel.
+func (k *idleClock) writeDeadline() time.Time {
+	if k.idle <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(k.idle)
 }
 
-func (w idleWriter) Write(p []byte) (int, error) {
-	w.Conn.SetWriteDeadline(time.Now().Add(w.idle))
-	return w.Conn.Write(p)
+// keepWaiting reports whether a read that ended with err should wait
+// again: it timed out, but the other direction moved bytes since.
+func (k *idleClock) keepWaiting(err error) bool {
+	return isTimeout(err) && time.Since(time.Unix(0, k.last.Load())) < k.idle
 }

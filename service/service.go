@@ -8,6 +8,7 @@ package service
 
 import (
 	"net/netip"
+	"os"
 	"sync/atomic"
 
 	"lbd/backend"
@@ -35,10 +36,14 @@ type Service struct {
 	enabled atomic.Bool
 
 	// Backends are the regular and Emergency backends in config order;
-	// special backends (redirect, error, metrics, control) are in Special.
+	// special backends (redirect, error, metrics, control, file,
+	// success, acme) are in Special.
 	Backends []*backend.Backend
 	Special  *config.Backend
-	Algo     balancer.Algorithm
+	// Root is the directory a file or acme backend serves: every name
+	// is opened beneath it, so none can escape it.
+	Root *os.Root
+	Algo balancer.Algorithm
 	// Listing is the order the control API shows and numbers backends
 	// in, after Special: Backends plus Pound's matrix entries.
 	Listing []Entry
@@ -70,6 +75,7 @@ type Options struct {
 	// Listing defaults to one entry per backend of Backends.
 	Listing   []Entry
 	Algo      balancer.Algorithm
+	Root      *os.Root
 	Sessions  *session.Table[*backend.Backend]
 	Extractor session.Extractor
 	// Env is the enclosing scope of the rules (the listener's, or the
@@ -94,6 +100,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		Backends:  o.Backends,
 		Listing:   o.Listing,
 		Algo:      o.Algo,
+		Root:      o.Root,
 		Sessions:  o.Sessions,
 		Extractor: o.Extractor,
 	}
