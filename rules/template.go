@@ -78,16 +78,6 @@ type template struct {
 	parts []part
 }
 
-// static reports whether t needs no request to expand.
-func (t *template) static() bool {
-	for _, p := range t.parts {
-		if p.kind != pLit {
-			return false
-		}
-	}
-	return true
-}
-
 func (e *Env) template(s string) *template {
 	src := s
 	t := &template{src: s}
