@@ -2,7 +2,9 @@ package functionaltests
 
 import (
 	"crypto/tls"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,5 +37,45 @@ func TestRealWorldPoundLeftovers(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Header.Get("X-Backend") != "a" {
 			t.Fatalf("request %d: %d from %q", i, resp.StatusCode, resp.Header.Get("X-Backend"))
 		}
+	}
+}
+
+// TestSlowHeadIsAnswered408: a client that sends its head one line at a
+// time, each within the Client timeout but the whole beyond it, gets 408
+// and the connection is closed (it cannot hold a connection forever).
+func TestSlowHeadIsAnswered408(t *testing.T) {
+	a := echoBackend(t, "a")
+	p := startLBD(t, "Client 1\nListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tService\n\t\t"+backendBlock(a)+"\n\tEnd\nEnd\n")
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(c) // ends when lbd closes; an error is a close too
+		got <- b
+	}()
+	// At most 10 lines, 400 ms apart: 4 s, well past Client 1.
+	for i := 0; i < 10; i++ {
+		time.Sleep(400 * time.Millisecond)
+		if _, err := fmt.Fprintf(c, "X-Slow-%d: 1\r\n", i); err != nil {
+			break // closed by lbd
+		}
+	}
+	select {
+	case b := <-got:
+		if !strings.HasPrefix(string(b), "HTTP/1.1 408 ") && !strings.HasPrefix(string(b), "HTTP/1.0 408 ") {
+			t.Fatalf("got %q, want a 408", b)
+		}
+		if d := time.Since(start); d > 3500*time.Millisecond {
+			t.Fatalf("answered after %v: the head limit is the Client timeout (1 s)", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection stayed open")
 	}
 }

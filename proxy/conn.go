@@ -129,13 +129,26 @@ func (c *conn) serve() {
 	}
 }
 
-// readHead reads until buf[r:w] starts with a complete request head.
+// errHeadTimeout answers a head that trickles in for longer than the
+// Client timeout (HAProxy's "timeout http-request"): each read within
+// the timeout is not enough, the whole head must be.
+var errHeadTimeout = &http1.Error{Status: 408, Reason: "request head too slow"}
+
+// readHead reads until buf[r:w] starts with a complete request head. The
+// head must arrive within the Client timeout counted from its first byte.
 func (c *conn) readHead(st *Listener) error {
+	var first time.Time
 	for {
 		if c.w > c.r {
 			err := http1.ParseRequestHead((*c.buf)[c.r:c.w], &c.req, &st.Limits)
 			if err != http1.ErrNeedMore {
 				return err
+			}
+			switch {
+			case first.IsZero():
+				first = c.now
+			case st.Client > 0 && c.now.Sub(first) > st.Client:
+				return errHeadTimeout
 			}
 		}
 		if err := c.fill(st.Client); err != nil {
