@@ -35,7 +35,8 @@ type Pattern struct {
 	Re   *regexp.Regexp  `json:"-"`
 	Re2  *regexp2.Regexp `json:"-"`
 	// lit is the plain matcher a literal regex reduces to (literalOf).
-	lit *Pattern
+	lit    *Pattern
+	foldKS bool // lit folds k or s: non-ASCII subjects go to the regex
 }
 
 // CondKind names a service condition.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 	"time"
 
 	"github.com/dlclark/regexp2"
@@ -129,7 +130,11 @@ func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, erro
 		return nil, errors.New("invalid regular expression: " + err.Error())
 	}
 	p.Re = re
-	p.lit = literalOf(expr)
+	if p.lit = literalOf(expr); p.lit != nil && p.lit.IgnoreCase {
+		// Only k and s fold with non-ASCII letters (the Kelvin sign, the
+		// long s); other literals compare by ASCII rules on any subject.
+		p.foldKS = strings.ContainsAny(p.lit.Text, "kKsS")
+	}
 	return p, nil
 }
 
@@ -184,7 +189,7 @@ func (p *Pattern) MatchString(s string) bool {
 	case p.Re2 != nil:
 		ok, err := p.Re2.MatchString(s)
 		return ok && err == nil // err: the match timed out, see newPCRE
-	case p.lit != nil && !(p.lit.IgnoreCase && hasNonASCII(s)):
+	case p.lit != nil && !(p.foldKS && hasNonASCII(s)):
 		return plainMatch(p.lit, s)
 	case p.Kind == MatchRegex:
 		return p.Re.MatchString(s)
@@ -198,7 +203,7 @@ func (p *Pattern) Match(s []byte) bool {
 	switch {
 	case p.Re2 != nil:
 		return p.MatchString(string(s))
-	case p.lit != nil && !(p.lit.IgnoreCase && hasNonASCII(s)):
+	case p.lit != nil && !(p.foldKS && hasNonASCII(s)):
 		return plainMatch(p.lit, s)
 	case p.Kind == MatchRegex:
 		return p.Re.Match(s)
@@ -264,9 +269,9 @@ func newPCRE(text string, icase bool) (*regexp2.Regexp, error) {
 	return re, nil
 }
 
-// hasNonASCII reports whether s has a byte a case-folded literal cannot
-// compare by ASCII rules (regexp folds K with the Kelvin sign, S with
-// the long s).
+// hasNonASCII reports whether s has a byte a case-folded literal with k
+// or s cannot compare by ASCII rules (regexp folds K with the Kelvin
+// sign, S with the long s).
 func hasNonASCII[S ~string | ~[]byte](s S) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
