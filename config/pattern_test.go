@@ -114,3 +114,42 @@ func BenchmarkPatternMatch(b *testing.B) {
 		})
 	}
 }
+
+// TestLiteralRegexesMatchLikeTheRegex: a regex that is a plain literal
+// is matched by comparison, with exactly the regex's results.
+func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
+	cases := []struct {
+		name, expr string
+		icase      bool
+		plain      bool // reduced to a plain comparison
+		subjects   []string
+	}{
+		{"contained", "X-Block", true, true, []string{"x-block: 1", "X-Blocked", "nope", "", "X-BLOC\u212a"}},
+		{"prefix", "^Cookie:", true, true, []string{"Cookie: a", "cookie:b", "Set-Cookie: a"}},
+		{"suffix with escape", "\\.html$", false, true, []string{"/a.html", "/a.HTML", "/a.html?x", "/ahtml"}},
+		{"exact", "^GET$", false, true, []string{"GET", "GETS", "get"}},
+		{"k folds to the Kelvin sign: the regex decides non-ASCII subjects", "kk", true, true, []string{"KK", "\u212ak", "kK"}},
+		{"no k or s: ASCII rules on any subject", "x-bar", true, true, []string{"X-BAR \u212a", "\u00e9x-Bar", "x-ba"}},
+		{"alternation is a regex", "^(GET|HEAD)$", false, false, []string{"GET", "HEAD", "PUT"}},
+		{"non-ASCII stays a regex", "é", true, false, []string{"É", "e"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewPattern(MatchRegex, tc.expr, tc.icase)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (p.lit != nil) != tc.plain {
+				t.Fatalf("reduced to a plain matcher: %v, want %v", p.lit != nil, tc.plain)
+			}
+			for _, s := range tc.subjects {
+				if got, want := p.MatchString(s), p.Re.MatchString(s); got != want {
+					t.Errorf("%q: %v, the regex says %v", s, got, want)
+				}
+				if got, want := p.Match([]byte(s)), p.Re.MatchString(s); got != want {
+					t.Errorf("%q as bytes: %v, the regex says %v", s, got, want)
+				}
+			}
+		})
+	}
+}
