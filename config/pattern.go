@@ -189,7 +189,7 @@ func (p *Pattern) MatchString(s string) bool {
 	case p.Re2 != nil:
 		ok, err := p.Re2.MatchString(s)
 		return ok && err == nil // err: the match timed out, see newPCRE
-	case p.lit != nil && !(p.foldKS && hasNonASCII(s)):
+	case p.lit != nil && !(p.foldKS && hasNonASCII(foldWindow(p.lit, s))):
 		return plainMatch(p.lit, s)
 	case p.Kind == MatchRegex:
 		return p.Re.MatchString(s)
@@ -203,7 +203,7 @@ func (p *Pattern) Match(s []byte) bool {
 	switch {
 	case p.Re2 != nil:
 		return p.MatchString(string(s))
-	case p.lit != nil && !(p.foldKS && hasNonASCII(s)):
+	case p.lit != nil && !(p.foldKS && hasNonASCII(foldWindow(p.lit, s))):
 		return plainMatch(p.lit, s)
 	case p.Kind == MatchRegex:
 		return p.Re.Match(s)
@@ -279,6 +279,20 @@ func hasNonASCII[S ~string | ~[]byte](s S) bool {
 		}
 	}
 	return false
+}
+
+// foldWindow is the part of s a literal's match can cover: a prefix or
+// suffix one spans at most 3 bytes per letter (the Kelvin sign's UTF-8).
+func foldWindow[S ~string | ~[]byte](lit *Pattern, s S) S {
+	n := 3 * len(lit.Text)
+	switch {
+	case n >= len(s):
+	case lit.Kind == MatchPrefix:
+		return s[:n]
+	case lit.Kind == MatchSuffix:
+		return s[len(s)-n:]
+	}
+	return s
 }
 
 func plainMatch[S ~string | ~[]byte](p *Pattern, s S) bool {
