@@ -79,3 +79,30 @@ func TestSlowHeadIsAnswered408(t *testing.T) {
 		t.Fatal("the connection stayed open")
 	}
 }
+
+// TestMixedRedirectIsBalanced: Pound balances a Redirect listed beside a
+// regular backend as one more backend of its priority (here 1 against 2).
+func TestMixedRedirectIsBalanced(t *testing.T) {
+	a := echoBackend(t, "a")
+	p := startLBD(t, fmt.Sprintf("ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tService\n\t\tRedirect \"http://elsewhere.test\"\n"+
+		"\t\tBackend\n\t\t\tAddress 127.0.0.2\n\t\t\tPort %d\n\t\t\tPriority 2\n\t\tEnd\n\tEnd\nEnd\n", a.port))
+	if !strings.Contains(p.out.String(), "mixes regular and redirect backends") {
+		t.Errorf("no warning about the mix:\n%s", p.out.String())
+	}
+	c := &http.Client{Timeout: 5 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	counts := map[int]int{}
+	for i := 0; i < 90; i++ {
+		resp, err := c.Get("http://" + p.addr + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		counts[resp.StatusCode]++
+	}
+	// Expected 30 redirects and 60 proxied; 10..50 is far outside chance.
+	if counts[302] < 10 || counts[302] > 50 || counts[200]+counts[302] != 90 {
+		t.Fatalf("statuses %v, want about a third 302 and the rest 200", counts)
+	}
+}

@@ -56,7 +56,7 @@ func (c *conn) handle(st *Listener) bool {
 		return c.failCause(st, 503, CauseNoService)
 	}
 	c.ex.svc = svc
-	if svc.Special != nil {
+	if svc.UseSpecial() {
 		return c.special(st, svc)
 	}
 	ok := c.forward(st, svc)

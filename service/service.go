@@ -7,6 +7,7 @@
 package service
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"sync/atomic"
@@ -32,6 +33,9 @@ type Service struct {
 	Env *rules.Env
 	// logMask has bit 1<<class set for each LogSuppress class.
 	logMask uint8
+	// mixedRedirect: Special is a Redirect that shares the requests with
+	// the regular backends (UseSpecial).
+	mixedRedirect bool
 
 	enabled atomic.Bool
 
@@ -115,6 +119,10 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 			break
 		}
 	}
+	// Pound balances a Redirect listed beside regular backends as one more
+	// backend of its priority (it warns "service mixes regular and
+	// redirect backends"); any other special backend stands alone.
+	s.mixedRedirect = s.Special != nil && s.Special.Kind == config.BackendRedirect && len(s.Backends) > 0
 	var err error
 	if s.sel, err = env.CompileSelect(cfg.Conditions); err != nil {
 		return nil, err
@@ -134,6 +142,24 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		s.setCookie = s.cookieLines()
 	}
 	return s, nil
+}
+
+// UseSpecial reports whether this request goes to the special backend:
+// always, unless it is a Redirect mixed with regular backends, which gets
+// its priority's share of the priorities of the backends alive now (a
+// weighted random pick, as Pound's balancer makes over all of them).
+func (s *Service) UseSpecial() bool {
+	if s.Special == nil || !s.mixedRedirect {
+		return s.Special != nil
+	}
+	red := max(s.Special.Priority, 1)
+	total := red
+	for _, b := range s.Backends {
+		if b.Available() {
+			total += max(b.Priority(), 0)
+		}
+	}
+	return rand.IntN(total) < red
 }
 
 // Enabled reports whether the operator has the service enabled.
