@@ -19,7 +19,7 @@ type condCtx struct {
 
 // condUnsupported are Pound 4 conditions lbd accepts without implementing
 // them; a service using one matches more than it would in Pound.
-var condUnsupported = canonSet("BasicAuth", "TBF", "ClientCert", "LuaMatch")
+var condUnsupported = canonSet("ClientCert", "LuaMatch")
 
 var condTable = table[*condCtx]{}
 
@@ -62,6 +62,8 @@ func initCondTable() {
 		}
 		*c.conds = append(*c.conds, &Condition{Kind: CondEval, Name: u[0].arg.Text})
 	})
+	t.add("BasicAuth", "f?s?", condBasicAuth).withFlags("file=", "filewatch=")
+	t.add("TBF", "s[nl]n", condTBF)
 	t.add("Match", "l?", condMatch).block()
 	t.add("Not", ".*", condNot).either()
 }

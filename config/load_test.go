@@ -296,7 +296,7 @@ func TestDNS(t *testing.T) {
 func TestNotImplementedIsAnError(t *testing.T) {
 	cases := []struct{ name, src, want string }{
 		{"global Lua", "Lua\n Load \"x.lua\"\nEnd\n", `t.cfg:1.1-3: "Lua" is not supported by lbd`},
-		{"service BasicAuth", "ListenHTTP\n Service\n  BasicAuth \"pw\"\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", `t.cfg:3.3-11: "BasicAuth" is not supported by lbd`},
+		{"service LuaMatch", "ListenHTTP\n Service\n  LuaMatch \"f\"\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", `t.cfg:3.3-10: "LuaMatch" is not supported by lbd`},
 		{"listener WafRules", "ListenHTTP\n WafRules \"r\"\n Service\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", `t.cfg:2.2-9: "WafRules" is not supported by lbd`},
 	}
 	for _, tc := range cases {

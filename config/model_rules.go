@@ -3,6 +3,9 @@ package config
 import (
 	"net/netip"
 	"sync/atomic"
+
+	"lbd/htpasswd"
+	"lbd/tbf"
 )
 
 // Pound 4's request language, as the configuration states it: conditions
@@ -23,7 +26,39 @@ const (
 	// condition kind the patterns apply to (URL, Header, ...) and Watch
 	// holds the current patterns; an empty or missing file matches nothing.
 	CondWatched CondKind = "watched"
+	// CondBasicAuth holds when the request's Basic credentials are those
+	// of a user of Auth's password file.
+	CondBasicAuth CondKind = "basic_auth"
+	// CondTBF holds when TBF's token bucket for the request's key has a
+	// token left.
+	CondTBF CondKind = "tbf"
 )
+
+// PasswordFile is BasicAuth's user database. Unless read with -file, it
+// is followed while lbd runs (Pound's default): each new content becomes
+// a new htpasswd.File, whose cache of checked credentials starts empty.
+type PasswordFile struct {
+	Path  string `json:"path"`
+	Watch bool   `json:"watch,omitempty"`
+	live  atomic.Pointer[htpasswd.File]
+}
+
+// Current is the file's content now; nil until it has been read.
+func (p *PasswordFile) Current() *htpasswd.File { return p.live.Load() }
+
+// Set installs new content (the loader and the watcher call it).
+func (p *PasswordFile) Set(f *htpasswd.File) { p.live.Store(f) }
+
+// TBF is a token bucket filter condition: Key is expanded per request
+// and names the bucket; one token is added every Interval nanoseconds,
+// up to Burst. Limiter holds the buckets, shared by every program
+// compiled from this configuration.
+type TBF struct {
+	Key      string       `json:"key"`
+	Interval uint64       `json:"interval_ns"`
+	Burst    uint32       `json:"burst"`
+	Limiter  *tbf.Limiter `json:"-"`
+}
 
 // ACL is a list of networks (Pound's ACL section, -file or -filewatch).
 // A watched ACL is replaced as a whole when its file changes.

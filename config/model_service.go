@@ -84,6 +84,9 @@ type Condition struct {
 	// Target and List are CondWatched's kind and live patterns.
 	Target CondKind     `json:"target,omitempty"`
 	List   *PatternList `json:"list,omitempty"`
+	// Auth is CondBasicAuth's password file, TBF CondTBF's filter.
+	Auth *PasswordFile `json:"basic_auth,omitempty"`
+	TBF  *TBF          `json:"tbf,omitempty"`
 }
 
 // Service is a Service block, in a listener or global.

@@ -156,18 +156,63 @@ func (e *ErrorPages) bodyLen(status int, cause Cause) int {
 
 // errorBackend answers for a Pound 4 `Error STATUS ["file"]` backend:
 // its own page when it names a file, else the listener's page for the
-// status (src/http.c error_response). The connection closes after it,
-// as the page says Connection: close.
+// status (src/http.c error_response), its headers passed through the
+// response rules as Pound does (that is how BasicAuth's 401 gets its
+// WWW-Authenticate). The connection closes after it, as the page says
+// Connection: close.
 func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
-	if b.Page == nil {
+	ruled := st.Dialect != config.DialectZproxy && hasResponseRules(st, c.ex.svc)
+	if b.Page == nil && !ruled {
 		return c.fail(st, b.Status)
 	}
-	page := renderError(st.Dialect, c.req.Minor, b.Status, b.Page.Body)
+	var page []byte
+	if b.Page != nil {
+		page = renderError(st.Dialect, c.req.Minor, b.Status, b.Page.Body)
+	} else {
+		c.srv.countGenerated(b.Status)
+		page = st.Errors.Page(c.req.Minor, b.Status, CauseNone)
+	}
+	if ruled {
+		var err error
+		if page, err = c.ruledErrorPage(st, page); err != nil {
+			st.diag(err)
+			return c.fail(st, 500)
+		}
+	}
 	c.dl.forWrite(c.nc, c.now, st.Client)
 	c.nc.Write(page)
 	c.ex.status, c.ex.gen = b.Status, true
 	c.logRequest(st)
 	return false
+}
+
+// ruledErrorPage runs the response rules over the header lines of a
+// rendered error page. The framing lines (Content-Length, Connection)
+// are lbd's to keep right and are not shown to the rules, as Pound adds
+// them after its rules ran.
+func (c *conn) ruledErrorPage(st *Listener, page []byte) ([]byte, error) {
+	end := bytes.Index(page, []byte("\r\n\r\n"))
+	if end < 0 {
+		return page, nil
+	}
+	status, rest, _ := bytes.Cut(page[:end], []byte(crlf))
+	var framing, lines [][]byte
+	for _, l := range bytes.Split(rest, []byte(crlf)) {
+		if name := lineName(l); bytes.EqualFold(name, []byte(hdrContentLen)) || bytes.EqualFold(name, []byte("Connection")) {
+			framing = append(framing, l)
+		} else {
+			lines = append(lines, l)
+		}
+	}
+	lines, err := c.ruledResponseLines(st, lines)
+	if err != nil {
+		return nil, err
+	}
+	out := append(append([]byte{}, status...), crlf...)
+	for _, l := range append(framing, lines...) {
+		out = append(append(out, l...), crlf...)
+	}
+	return append(append(out, crlf...), page[end+4:]...), nil
 }
 
 // Page returns the full response (head and body) for status and cause.

@@ -42,7 +42,8 @@ func (p *Program) Listing() []string {
 
 var leafNames = [...]string{lkURL: "url", lkPath: "path", lkQuery: "query", lkParam: "param",
 	lkHeaderLine: "header", lkHeaderNamed: "header", lkHost: "host", lkMethod: "method",
-	lkString: "string", lkACL: "acl", lkEval: "eval", lkWatched: "watched"}
+	lkString: "string", lkACL: "acl", lkEval: "eval", lkWatched: "watched",
+	lkBasicAuth: "basic_auth", lkTBF: "tbf"}
 
 func (l *leaf) describe(env *Env) string {
 	var b strings.Builder
@@ -65,6 +66,13 @@ func (l *leaf) describe(env *Env) string {
 		}
 	case lkWatched:
 		fmt.Fprintf(&b, " %s %s file %q", leafNames[l.target], l.list.Kind, l.list.Watch.Path)
+	case lkBasicAuth:
+		fmt.Fprintf(&b, " file %q", l.auth.Path)
+		if l.auth.Watch {
+			b.WriteString(" watch")
+		}
+	case lkTBF:
+		fmt.Fprintf(&b, " %q every %dns burst %d", l.subject.src, l.tbf.Interval, l.tbf.Burst)
 	}
 	if l.pat != nil {
 		b.WriteString(" " + describePattern(l.pat))

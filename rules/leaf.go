@@ -23,6 +23,8 @@ const (
 	lkACL
 	lkEval
 	lkWatched
+	lkBasicAuth
+	lkTBF
 )
 
 // leaf is one primitive condition.
@@ -38,6 +40,8 @@ type leaf struct {
 	eval    int
 	list    *config.PatternList
 	target  leafKind // the kind a watched list's patterns apply to
+	auth    *config.PasswordFile
+	tbf     *config.TBF
 	src     *config.Condition
 }
 
@@ -55,6 +59,11 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 		if x.Name != "" {
 			l.kind = lkHeaderNamed
 		}
+	case config.CondBasicAuth:
+		l.kind, l.auth = lkBasicAuth, x.Auth
+	case config.CondTBF:
+		l.kind, l.tbf = lkTBF, x.TBF
+		l.subject = c.env.template(x.TBF.Key)
 	case config.CondWatched:
 		l.kind, l.list = lkWatched, x.List
 		t, ok := kindOf[x.Target]
@@ -96,6 +105,10 @@ func (st *State) test(env *Env, l *leaf, m *Message) (bool, error) {
 		return l.acl.Contains(st.remoteIP(env, l.fwd)), nil
 	case lkEval:
 		return st.eval(env, l.eval, m)
+	case lkBasicAuth:
+		return st.basicAuth(l.auth)
+	case lkTBF:
+		return st.tbf(env, l)
 	case lkWatched:
 		for _, p := range l.list.Patterns() {
 			if ok, err := st.match(env, l, l.target, p, m); ok || err != nil {

@@ -1,0 +1,114 @@
+// Package tbf is Pound's token bucket filter (the TBF condition): each
+// key has a bucket of at most Burst tokens that refills at one token per
+// Interval; a request takes a token if there is one.
+//
+// Buckets live in a fixed number of shards, each behind its own mutex
+// and chosen by a seeded hash of the key, so requests for different keys
+// seldom meet on a lock. A shard holds at most a fixed number of buckets:
+// an attacker who sends a new key with every request makes the least
+// recently used bucket be forgotten (which is what Pound's expiry does
+// anyway once a bucket would be full again) instead of growing memory.
+package tbf
+
+import (
+	"errors"
+	"hash/maphash"
+	"math"
+	"math/bits"
+	"time"
+)
+
+const (
+	shardCount = 64
+	// MaxBuckets bounds the buckets of one Limiter.
+	MaxBuckets = 1 << 16
+	shardCap   = MaxBuckets / shardCount
+)
+
+// ErrNoBurst is Pound's answer to a filter with a burst of 0: the
+// condition fails with an error (the request gets a 500).
+var ErrNoBurst = errors.New("tbf: the burst is 0")
+
+// Limiter is the bucket set of one TBF statement.
+type Limiter struct {
+	interval uint64 // nanoseconds per token
+	burst    uint64
+	seed     maphash.Seed
+	shards   [shardCount]shard
+}
+
+// New makes a filter that adds a token every interval ns, up to burst.
+func New(interval uint64, burst uint32) *Limiter {
+	l := &Limiter{interval: max(interval, 1), burst: uint64(burst), seed: maphash.MakeSeed()}
+	for i := range l.shards {
+		l.shards[i].init()
+	}
+	return l
+}
+
+// epoch makes times small monotonic nanosecond counts (time.Since reads
+// the monotonic clock, unlike Pound's CLOCK_REALTIME, so a clock step
+// neither refills nor drains buckets).
+var epoch = time.Now()
+
+// Allow takes a token from key's bucket and reports whether there was
+// one.
+func (l *Limiter) Allow(key []byte) (bool, error) {
+	return l.AllowAt(key, int64(time.Since(epoch)))
+}
+
+// AllowAt is Allow at time now (ns on the Limiter's clock; tests drive it).
+func (l *Limiter) AllowAt(key []byte, now int64) (bool, error) {
+	if l.burst == 0 {
+		return false, ErrNoBurst
+	}
+	h := maphash.Bytes(l.seed, key)
+	s := &l.shards[h%shardCount]
+	s.mu.Lock()
+	ok := s.take(l, h, now)
+	s.mu.Unlock()
+	return ok, nil
+}
+
+// Len is the number of buckets held.
+func (l *Limiter) Len() int {
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		n += len(s.index)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// refill brings b up to now as Pound's tbf_check does: a bucket past its
+// expiry starts full; otherwise it gains one token per whole interval
+// since its time stamp, which advances by those intervals only, so no
+// fraction of a token is lost.
+func (l *Limiter) refill(b *bucket, now int64) {
+	if now > b.expiry {
+		b.stamp, b.tokens = now, l.burst
+	} else if now > b.stamp {
+		add := uint64(now-b.stamp) / l.interval
+		b.stamp += int64(add * l.interval)
+		b.tokens = min(l.burst, b.tokens+add)
+	}
+	// The bucket is worth keeping until it would be full again.
+	b.expiry = satAdd(now, satMul(1+l.burst-b.tokens, l.interval))
+}
+
+func satMul(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return lo
+}
+
+func satAdd(a int64, b uint64) int64 {
+	if b > uint64(math.MaxInt64-a) {
+		return math.MaxInt64
+	}
+	return a + int64(b)
+}
