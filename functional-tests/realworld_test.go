@@ -106,3 +106,41 @@ func TestMixedRedirectIsBalanced(t *testing.T) {
 		t.Fatalf("statuses %v, want about a third 302 and the rest 200", counts)
 	}
 }
+
+// TestSlowBodyIsAnswered408: a body that trickles below the minimum rate
+// (1 KiB per Client period) is answered 408 and the connection closed.
+func TestSlowBodyIsAnswered408(t *testing.T) {
+	a := echoBackend(t, "a")
+	p := startLBD(t, "Client 1\nListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tService\n\t\t"+backendBlock(a)+"\n\tEnd\nEnd\n")
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\nx"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(c) // ends when lbd closes; an error is a close too
+		got <- b
+	}()
+	for i := 0; i < 10; i++ { // 10 bytes in 4 s: far below 1 KiB per second
+		time.Sleep(400 * time.Millisecond)
+		if _, err := io.WriteString(c, "y"); err != nil {
+			break
+		}
+	}
+	select {
+	case b := <-got:
+		if !strings.HasPrefix(string(b), "HTTP/1.1 408 ") {
+			t.Fatalf("got %q, want a 408", b)
+		}
+		if d := time.Since(start); d > 3500*time.Millisecond {
+			t.Fatalf("answered after %v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection stayed open")
+	}
+}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"time"
 
 	"lbd/backend"
@@ -12,9 +13,14 @@ import (
 func (c *conn) streamRequestBody(st *Listener, bc *backend.Conn) error {
 	req := &c.req
 	timeout := c.ex.be.TimeOut()
+	rate := bodyRate{start: c.now}
 	for {
+		before := c.w - c.r // compaction in fill keeps this difference
 		if err := c.fill(st.Client); err != nil {
 			return errClientIO
+		}
+		if !rate.ok(c.now, c.w-c.r-before, st.Client) {
+			return errBodyTooSlow
 		}
 		avail := (*c.buf)[c.r:c.w]
 		var chunk []byte
@@ -82,4 +88,30 @@ type deadliner interface {
 	Write([]byte) (int, error)
 	SetReadDeadline(time.Time) error
 	SetWriteDeadline(time.Time) error
+}
+
+// minBodyBytes is the least a request body must deliver in each Client
+// period: a client that trickles a byte per period would otherwise hold
+// its connection and a backend connection for as long as it likes.
+const minBodyBytes = 1024
+
+// errBodyTooSlow answers such a body with 408.
+var errBodyTooSlow = errors.New("request body below the minimum rate")
+
+// bodyRate measures a request body in windows of one Client period.
+type bodyRate struct {
+	start time.Time
+	n     int
+}
+
+// ok adds the n bytes just read and reports whether the window that ended
+// (if one did) delivered at least minBodyBytes.
+func (r *bodyRate) ok(now time.Time, n int, period time.Duration) bool {
+	r.n += n
+	if period <= 0 || now.Sub(r.start) < period {
+		return true
+	}
+	good := r.n >= minBodyBytes
+	r.start, r.n = now, 0
+	return good
 }

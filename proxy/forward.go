@@ -137,6 +137,8 @@ func (c *conn) failStatus(st *Listener, err error) bool {
 		return false
 	case errors.Is(err, errBadRequest):
 		return c.fail(st, 400)
+	case errors.Is(err, errBodyTooSlow):
+		return c.fail(st, 408)
 	case st.Dialect != config.DialectZproxy:
 		return c.fail(st, 503)
 	case errors.Is(err, errTimeout):
