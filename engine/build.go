@@ -336,6 +336,7 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 		st.Client = time.Duration(cfg.Timeouts.Client)
 	}
 	st.Limits.CheckMethods, st.Limits.XHTTP = true, l.XHTTP
+	st.Limits.ConnectPath = cfg.Dialect == config.DialectPound
 	if l.MaxURI > 0 {
 		st.Limits.MaxURI = l.MaxURI
 	}

@@ -144,3 +144,27 @@ func TestSlowBodyIsAnswered408(t *testing.T) {
 		t.Fatal("the connection stayed open")
 	}
 }
+
+// TestConnectPathUnderXHTTP3: as Pound 4, a CONNECT whose target is a
+// path is forwarded when xHTTP allows CONNECT; lbd then closes the
+// connection, which a tunnel-minded backend could otherwise desynchronise.
+// Where xHTTP does not allow it, the answer is 405.
+func TestConnectPathUnderXHTTP3(t *testing.T) {
+	a := echoBackend(t, "a")
+	for _, tc := range []struct {
+		xhttp  int
+		status string
+	}{{3, "200"}, {0, "405"}} {
+		t.Run("xHTTP "+fmt.Sprint(tc.xhttp), func(t *testing.T) {
+			p := startLBD(t, fmt.Sprintf("ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\txHTTP %d\n\tService\n\t\t%s\n\tEnd\nEnd\n",
+				tc.xhttp, backendBlock(a)))
+			resp, closed := rawExchange(t, p.addr, []byte("CONNECT /echo/foo HTTP/1.1\r\nHost: h\r\n\r\n"), 3*time.Second)
+			if !strings.HasPrefix(string(resp), "HTTP/1.1 "+tc.status+" ") {
+				t.Fatalf("got %q, want %s", resp, tc.status)
+			}
+			if tc.status == "200" && (!closed || !strings.Contains(string(resp), "X-Got-Uri: /echo/foo")) {
+				t.Fatalf("closed %v, response %q", closed, resp)
+			}
+		})
+	}
+}

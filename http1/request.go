@@ -44,10 +44,19 @@ func ParseRequestHead(buf []byte, req *Request, lim *Limits) error {
 	if lim != nil && lim.CheckMethods && !MethodAllowed(lim.XHTTP, req.MethodID) {
 		return ErrMethodNotAllowed
 	}
-	if err := req.parseTarget(); err != nil {
+	pathConnect := lim != nil && lim.ConnectPath && req.MethodID == MethodCONNECT && req.Target[0] == '/'
+	if pathConnect {
+		req.splitPathQuery(req.Target)
+	} else if err := req.parseTarget(); err != nil {
 		return err
 	}
-	return req.applyHeaders()
+	if err := req.applyHeaders(); err != nil {
+		return err
+	}
+	if pathConnect {
+		req.KeepAlive = false
+	}
+	return nil
 }
 
 func (req *Request) reset() {

@@ -33,6 +33,11 @@ type Limits struct {
 	// /path is a 405 where CONNECT is not allowed, not a 400).
 	CheckMethods bool
 	XHTTP        int
+	// ConnectPath accepts CONNECT with an origin-form target ("CONNECT
+	// /x"), which Pound 4 forwards like any request when xHTTP allows the
+	// method. Such a request is never kept alive (KeepAlive false), so a
+	// backend that takes it for a tunnel cannot desynchronise anything.
+	ConnectPath bool
 }
 
 // DefaultLimits are Pound 4's and HAProxy's.

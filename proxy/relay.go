@@ -80,7 +80,8 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 		clean, err = c.streamResponseBody(st, bc, kind, rb)
 	}
 	b.Done(bc, resp.Status, time.Since(c.ex.start))
-	if err == nil && clean && resp.KeepAlive {
+	// A CONNECT is never reused: its backend may have made a tunnel of it.
+	if err == nil && clean && resp.KeepAlive && c.req.MethodID != http1.MethodCONNECT {
 		b.Put(bc)
 	} else {
 		bc.Close()
