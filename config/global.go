@@ -1,6 +1,8 @@
 package config
 
 import (
+	"time"
+
 	"strconv"
 	"strings"
 
@@ -19,6 +21,8 @@ func newConfig(path string) *Config {
 		Dialect:        DialectPound,
 		Daemon:         true,
 		Threads:        defaultThreads,
+		WorkerMin:      5,
+		WorkerIdle:     Duration(30 * time.Second),
 		LogFacility:    "daemon",
 		LogLevel:       "regular",
 		LineBufferSize: defaultLineBuffer,
@@ -50,8 +54,7 @@ var syslogFacilities = map[string]bool{
 // globalUnsupported are top-level directives lbd accepts without
 // implementing them (Pound 4 extras, zproxy and fork settings).
 var globalUnsupported = canonSet("SSLEngine", "DHParams",
-	"ThreadModel", "Supervisor", "WorkerMinCount", "WorkerMaxCount",
-	"WorkerIdleTimeout", "WorkerStackSize", "ConnectionQueueSize", "ReserveFD",
+	"ThreadModel", "Supervisor", "WorkerStackSize", "ConnectionQueueSize", "ReserveFD",
 	"BackendStats", "Lua",
 	"Name", "HTTPTracerDir", "DynScale", "Ignore100continue",
 	"ControlIP", "ControlPort")
@@ -81,6 +84,21 @@ func initGlobalTable() {
 	t.add("Threads", "n", func(b *builder, c *Config, _ *parser.Node, u []unit) {
 		if n, ok := b.intArg(u[0].arg, 1, maxInt); ok {
 			c.Threads = int(n)
+		}
+	})
+	t.add("WorkerMaxCount", "n", func(b *builder, c *Config, _ *parser.Node, u []unit) {
+		if n, ok := b.intArg(u[0].arg, 1, maxInt); ok {
+			c.Threads = int(n)
+		}
+	})
+	t.add("WorkerMinCount", "n", func(b *builder, c *Config, _ *parser.Node, u []unit) {
+		if n, ok := b.intArg(u[0].arg, 1, maxInt); ok {
+			c.WorkerMin = int(n)
+		}
+	})
+	t.add("WorkerIdleTimeout", "[nl]", func(b *builder, c *Config, _ *parser.Node, u []unit) {
+		if d, ok := b.durationArg(u[0].arg); ok {
+			c.WorkerIdle = d
 		}
 	})
 	t.add("LogFacility", "[lsn]", globalLogFacility)

@@ -206,8 +206,7 @@ func (b *builder) notef(s parser.Span, format string, a ...any) {
 // threads; Go's TLS, which has no engines and no finite-field DHE);
 // zproxy's Ignore100continue is read and never used by zproxy itself.
 // They alone are accepted with a warning.
-var meaningless = canonSet("ThreadModel", "Supervisor", "WorkerMinCount",
-	"WorkerMaxCount", "WorkerIdleTimeout", "WorkerStackSize",
+var meaningless = canonSet("ThreadModel", "Supervisor", "WorkerStackSize",
 	"ConnectionQueueSize", "ReserveFD", "BackendStats", "DynScale",
 	"HTTPTracerDir", "SSLEngine", "DHParams", "Name", "Ignore100continue")
 

@@ -43,9 +43,15 @@ type Config struct {
 	Daemon   bool   `json:"daemon"`
 	// Threads is the classic worker count (Pound default 128); lbd uses
 	// goroutines, so it is advisory.
-	Threads     int    `json:"threads"`
-	LogFacility string `json:"log_facility"` // syslog name, or "-" = stderr
-	LogTag      string `json:"log_tag,omitempty"`
+	Threads int `json:"threads"`
+	// WorkerMin and WorkerIdle are Pound 4's WorkerMinCount and
+	// WorkerIdleTimeout (WorkerMaxCount sets Threads). lbd serves each
+	// connection on a goroutine; the control API reports the pool they
+	// describe (defaults 5 and 30 s).
+	WorkerMin   int      `json:"worker_min"`
+	WorkerIdle  Duration `json:"worker_idle"`
+	LogFacility string   `json:"log_facility"` // syslog name, or "-" = stderr
+	LogTag      string   `json:"log_tag,omitempty"`
 	// LogLevel is a format name: null, regular, extended, vhost_combined,
 	// combined, detailed, or a LogFormat name. Numbers 0..5 map to the
 	// built-in names; zproxy's 6..9 (syslog verbosities) map to "detailed".

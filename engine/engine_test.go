@@ -1,10 +1,11 @@
 package engine
 
 import (
-	"github.com/sirupsen/logrus"
-
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"lbd/config"
 )
@@ -115,5 +116,26 @@ func TestListenerStateFromConfig(t *testing.T) {
 	}
 	if st.Scheme != "http" || st.Port != "18080" || st.Client.Seconds() != 10 {
 		t.Fatalf("listener state: scheme %q port %q client %v", st.Scheme, st.Port, st.Client)
+	}
+}
+
+func TestWorkersReportTheConfiguredPool(t *testing.T) {
+	cases := []struct {
+		name             string
+		active, min, max int
+		wantCount        int
+	}{
+		{"idle: the minimum", 0, 5, 128, 5},
+		{"busy: one per connection", 40, 5, 128, 40},
+		{"beyond the maximum: the maximum", 300, 5, 128, 128},
+		{"configured minimum", 2, 16, 64, 16},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := workers(tc.active, &config.Config{Threads: tc.max, WorkerMin: tc.min, WorkerIdle: config.Duration(45 * time.Second)})
+			if w.Count != tc.wantCount || w.Min != tc.min || w.Max != tc.max || w.IdleTimeout != 45*time.Second {
+				t.Fatalf("%+v, want count %d min %d max %d idle 45s", w, tc.wantCount, tc.min, tc.max)
+			}
+		})
 	}
 }

@@ -30,7 +30,13 @@ const (
 // them: never fewer than the minimum, one busy worker per active
 // connection, Threads (WorkerMaxCount's old name) the maximum.
 func workers(active int, cfg *config.Config) adminapi.Workers {
-	w := adminapi.Workers{Active: active, Min: poundWorkerMin, Max: cfg.Threads, IdleTimeout: poundWorkerIdle}
+	w := adminapi.Workers{Active: active, Min: cfg.WorkerMin, Max: cfg.Threads, IdleTimeout: time.Duration(cfg.WorkerIdle)}
+	if w.Min <= 0 {
+		w.Min = poundWorkerMin
+	}
+	if w.IdleTimeout <= 0 {
+		w.IdleTimeout = poundWorkerIdle
+	}
 	w.Count = max(active, w.Min)
 	if w.Max > 0 {
 		w.Count = min(w.Count, max(w.Max, w.Min))
