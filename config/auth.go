@@ -110,6 +110,8 @@ func (b *builder) tbfRate(a parser.Arg) (uint64, bool) {
 		b.errorf(a.Span, "effective rate is out of range")
 		return 0, false
 	}
+	// The remainder is dropped: the interval rounds down, as Pound's
+	// integer division does (hi < count was checked, so Div64 cannot panic).
 	interval, _ := bits.Div64(hi, lo, count)
 	if interval == 0 {
 		b.errorf(a.Span, "effective rate is 0")

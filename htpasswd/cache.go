@@ -38,7 +38,8 @@ type cache struct {
 }
 
 func (c *cache) init() {
-	// crypto/rand.Read never fails (it panics instead since Go 1.24).
+	// crypto/rand.Read never returns an error (since Go 1.24 it panics
+	// instead), so there is nothing to handle.
 	_, _ = rand.Read(c.seed[:])
 	c.good = make([]atomic.Pointer[digest], goodSlots)
 	c.bad = make([]atomic.Pointer[digest], badSlots)

@@ -195,6 +195,8 @@ func (c *conn) ruledErrorPage(st *Listener, page []byte) ([]byte, error) {
 	if end < 0 {
 		return page, nil
 	}
+	// A page whose head is only the status line has no lines for the
+	// rules (rest is empty then).
 	status, rest, _ := bytes.Cut(page[:end], []byte(crlf))
 	var framing, lines [][]byte
 	for _, l := range bytes.Split(rest, []byte(crlf)) {

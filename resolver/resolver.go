@@ -175,6 +175,7 @@ func (r *Resolver) query(ctx context.Context, name string, qtype uint16) ([]dns.
 		return nil, 0, fmt.Errorf("%q is not a domain name: %w", name, ErrNotFound)
 	}
 	key := dns.TypeToString[qtype] + " " + strings.ToLower(fqdn)
+	// Whether the answer was shared with a concurrent caller changes nothing.
 	v, err, _ := r.sf.Do(key, func() (any, error) {
 		recs, ttl, err := r.follow(ctx, fqdn, qtype)
 		r.debugf("query %s: %d records, ttl %s, err %v", key, len(recs), ttl, err)
