@@ -5,13 +5,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/sirupsen/logrus"
 
 	"lbd/config"
+	"lbd/internal/dirwatch"
 )
 
 // watchSettle is how long a -filewatch file must stay quiet before it is
@@ -19,14 +19,12 @@ import (
 const watchSettle = 50 * time.Millisecond
 
 // fileWatcher keeps the -filewatch files of one configuration current.
-// It watches their directories, so a file that is created, replaced by
-// rename, or removed is seen as well as one written in place.
+// Watching their directories sees a file that is created, replaced by
+// rename, or removed as well as one written in place.
 type fileWatcher struct {
-	w     *fsnotify.Watcher
+	dw    *dirwatch.Watcher
 	files map[string][]config.Watched
 	log   logrus.FieldLogger
-	done  chan struct{}
-	wg    sync.WaitGroup
 }
 
 // watchFiles starts following ws; nil when there is nothing to watch.
@@ -34,60 +32,29 @@ func watchFiles(ws []config.Watched, log logrus.FieldLogger) (*fileWatcher, erro
 	if len(ws) == 0 {
 		return nil, nil
 	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
-	fw := &fileWatcher{w: w, files: map[string][]config.Watched{}, log: log, done: make(chan struct{})}
-	dirs := map[string]bool{}
+	fw := &fileWatcher{files: map[string][]config.Watched{}, log: log}
+	var dirs []string
 	for _, x := range ws {
 		p := filepath.Clean(x.Path)
 		fw.files[p] = append(fw.files[p], x)
-		if d := filepath.Dir(p); !dirs[d] {
-			dirs[d] = true
-			if err := w.Add(d); err != nil {
-				w.Close()
-				return nil, err
-			}
-		}
+		dirs = append(dirs, filepath.Dir(p))
 	}
-	fw.wg.Add(1)
-	go fw.loop()
-	return fw, nil
-}
-
-func (fw *fileWatcher) loop() {
-	defer fw.wg.Done()
-	pending := map[string]bool{}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		select {
-		case <-fw.done:
-			return
-		case ev, ok := <-fw.w.Events:
-			if !ok {
-				return
-			}
+	dw, err := dirwatch.New(dirwatch.Options{Dirs: dirs, Settle: watchSettle,
+		Key: func(ev fsnotify.Event) string {
 			p := filepath.Clean(ev.Name)
 			if fw.files[p] == nil || ev.Op == fsnotify.Chmod {
-				continue
+				return ""
 			}
-			pending[p] = true
-			timer.Reset(watchSettle)
-		case err, ok := <-fw.w.Errors:
-			if !ok {
-				return
-			}
-			fw.log.Warnf("file watcher: %v", err)
-		case <-timer.C:
-			for p := range pending {
-				fw.reload(p)
-				delete(pending, p)
-			}
-		}
+			return p
+		},
+		Fire: fw.reload,
+		Err:  func(err error) { log.Warnf("file watcher: %v", err) },
+	})
+	if err != nil {
+		return nil, err
 	}
+	fw.dw = dw
+	return fw, nil
 }
 
 // reload reads p again (a missing file empties what it defined) and
@@ -115,9 +82,5 @@ func (fw *fileWatcher) reload(p string) {
 	}
 }
 
-// Close stops watching and waits for the loop to end.
-func (fw *fileWatcher) Close() {
-	close(fw.done)
-	fw.w.Close()
-	fw.wg.Wait()
-}
+// Close stops watching.
+func (fw *fileWatcher) Close() { fw.dw.Close() }

@@ -3,11 +3,12 @@ package listener
 import (
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/sirupsen/logrus"
+
+	"lbd/internal/dirwatch"
 )
 
 // settle is how long a certificate directory must stay quiet before it
@@ -17,73 +18,36 @@ import (
 const settle = 150 * time.Millisecond
 
 // certWatcher reloads a certStore when files change in the directories
-// that hold its certificates. It watches directories, not files,
-// because renewals usually replace files (rename, symlink swap as
-// certbot and Kubernetes secrets do), which a watch on the old inode
-// would miss.
+// that hold its certificates (renewals replace files: certbot and
+// Kubernetes secrets swap symlinks).
 type certWatcher struct {
-	w    *fsnotify.Watcher
-	st   *certStore
-	log  logrus.FieldLogger
-	done chan struct{}
-	wg   sync.WaitGroup
+	dw  *dirwatch.Watcher
+	st  *certStore
+	log logrus.FieldLogger
 }
 
 // watchCerts starts watching st's directories.
 func watchCerts(st *certStore, log logrus.FieldLogger) (*certWatcher, error) {
-	w, err := fsnotify.NewWatcher()
+	cw := &certWatcher{st: st, log: log}
+	dirs := make([]string, len(st.paths))
+	for i, p := range st.paths {
+		dirs[i] = filepath.Dir(p)
+	}
+	dw, err := dirwatch.New(dirwatch.Options{Dirs: dirs, Settle: settle,
+		Key: func(ev fsnotify.Event) string {
+			if strings.HasSuffix(ev.Name, "~") || ev.Op == fsnotify.Chmod {
+				return "" // editor backups and attribute changes carry no new content
+			}
+			return filepath.Dir(ev.Name)
+		},
+		Fire: func(d string) { cw.report(cw.st.Reload(d)) },
+		Err:  func(err error) { log.Warnf("certificate watcher: %v", err) },
+	})
 	if err != nil {
 		return nil, err
 	}
-	cw := &certWatcher{w: w, st: st, log: log, done: make(chan struct{})}
-	seen := map[string]bool{}
-	for _, p := range st.paths {
-		d := filepath.Dir(p)
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		if err := w.Add(d); err != nil {
-			w.Close()
-			return nil, err
-		}
-	}
-	cw.wg.Add(1)
-	go cw.loop()
+	cw.dw = dw
 	return cw, nil
-}
-
-func (cw *certWatcher) loop() {
-	defer cw.wg.Done()
-	pending := map[string]bool{}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		select {
-		case <-cw.done:
-			return
-		case ev, ok := <-cw.w.Events:
-			if !ok {
-				return
-			}
-			if strings.HasSuffix(ev.Name, "~") || ev.Op == fsnotify.Chmod {
-				continue // editor backups and attribute changes carry no new content
-			}
-			pending[filepath.Dir(ev.Name)] = true
-			timer.Reset(settle)
-		case err, ok := <-cw.w.Errors:
-			if !ok {
-				return
-			}
-			cw.log.Warnf("certificate watcher: %v", err)
-		case <-timer.C:
-			for d := range pending {
-				cw.report(cw.st.Reload(d))
-				delete(pending, d)
-			}
-		}
-	}
 }
 
 func (cw *certWatcher) report(rs []reloaded) {
@@ -96,9 +60,5 @@ func (cw *certWatcher) report(rs []reloaded) {
 	}
 }
 
-// Close stops watching and waits for the loop to end.
-func (cw *certWatcher) Close() {
-	close(cw.done)
-	cw.w.Close()
-	cw.wg.Wait()
-}
+// Close stops watching.
+func (cw *certWatcher) Close() { cw.dw.Close() }
