@@ -40,10 +40,11 @@ func TestRealWorldPoundLeftovers(t *testing.T) {
 	}
 }
 
-// TestSlowHeadIsAnswered408: a client that sends its head one line at a
-// time, each within the Client timeout but the whole beyond it, gets 408
-// and the connection is closed (it cannot hold a connection forever).
-func TestSlowHeadIsAnswered408(t *testing.T) {
+// trickle408 sends first to an lbd with Client 1, then one of next(i)
+// every 400 ms (at most 10: 4 s), and checks that lbd answers 408 and
+// closes within 3.5 s.
+func trickle408(t *testing.T, first string, next func(i int) string) {
+	t.Helper()
 	a := echoBackend(t, "a")
 	p := startLBD(t, "Client 1\nListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tService\n\t\t"+backendBlock(a)+"\n\tEnd\nEnd\n")
 	c, err := net.Dial("tcp", p.addr)
@@ -52,7 +53,7 @@ func TestSlowHeadIsAnswered408(t *testing.T) {
 	}
 	defer c.Close()
 	start := time.Now()
-	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n"); err != nil {
+	if _, err := io.WriteString(c, first); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan []byte, 1)
@@ -60,24 +61,37 @@ func TestSlowHeadIsAnswered408(t *testing.T) {
 		b, _ := io.ReadAll(c) // ends when lbd closes; an error is a close too
 		got <- b
 	}()
-	// At most 10 lines, 400 ms apart: 4 s, well past Client 1.
 	for i := 0; i < 10; i++ {
 		time.Sleep(400 * time.Millisecond)
-		if _, err := fmt.Fprintf(c, "X-Slow-%d: 1\r\n", i); err != nil {
+		if _, err := io.WriteString(c, next(i)); err != nil {
 			break // closed by lbd
 		}
 	}
 	select {
 	case b := <-got:
-		if !strings.HasPrefix(string(b), "HTTP/1.1 408 ") && !strings.HasPrefix(string(b), "HTTP/1.0 408 ") {
+		if !strings.HasPrefix(string(b), "HTTP/1.1 408 ") {
 			t.Fatalf("got %q, want a 408", b)
 		}
 		if d := time.Since(start); d > 3500*time.Millisecond {
-			t.Fatalf("answered after %v: the head limit is the Client timeout (1 s)", d)
+			t.Fatalf("answered after %v: the limit is the Client timeout (1 s)", d)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the connection stayed open")
 	}
+}
+
+// TestSlowHeadIsAnswered408: a client that sends its head one line at a
+// time, each within the Client timeout but the whole beyond it, gets 408
+// and the connection is closed (it cannot hold a connection forever).
+func TestSlowHeadIsAnswered408(t *testing.T) {
+	trickle408(t, "GET / HTTP/1.1\r\nHost: h\r\n", func(i int) string { return fmt.Sprintf("X-Slow-%d: 1\r\n", i) })
+}
+
+// TestSlowBodyIsAnswered408: a body that trickles below the minimum rate
+// (1 KiB per Client period; here 10 bytes in 4 s) is answered 408 and the
+// connection closed.
+func TestSlowBodyIsAnswered408(t *testing.T) {
+	trickle408(t, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\nx", func(int) string { return "y" })
 }
 
 // TestMixedRedirectIsBalanced: Pound balances a Redirect listed beside a
@@ -104,44 +118,6 @@ func TestMixedRedirectIsBalanced(t *testing.T) {
 	// Expected 30 redirects and 60 proxied; 10..50 is far outside chance.
 	if counts[302] < 10 || counts[302] > 50 || counts[200]+counts[302] != 90 {
 		t.Fatalf("statuses %v, want about a third 302 and the rest 200", counts)
-	}
-}
-
-// TestSlowBodyIsAnswered408: a body that trickles below the minimum rate
-// (1 KiB per Client period) is answered 408 and the connection closed.
-func TestSlowBodyIsAnswered408(t *testing.T) {
-	a := echoBackend(t, "a")
-	p := startLBD(t, "Client 1\nListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tService\n\t\t"+backendBlock(a)+"\n\tEnd\nEnd\n")
-	c, err := net.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	start := time.Now()
-	if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\nx"); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan []byte, 1)
-	go func() {
-		b, _ := io.ReadAll(c) // ends when lbd closes; an error is a close too
-		got <- b
-	}()
-	for i := 0; i < 10; i++ { // 10 bytes in 4 s: far below 1 KiB per second
-		time.Sleep(400 * time.Millisecond)
-		if _, err := io.WriteString(c, "y"); err != nil {
-			break
-		}
-	}
-	select {
-	case b := <-got:
-		if !strings.HasPrefix(string(b), "HTTP/1.1 408 ") {
-			t.Fatalf("got %q, want a 408", b)
-		}
-		if d := time.Since(start); d > 3500*time.Millisecond {
-			t.Fatalf("answered after %v", d)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the connection stayed open")
 	}
 }
 
