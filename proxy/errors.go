@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"lbd/config"
+	"lbd/rules"
 )
 
 // statusText holds Pound 4's reason phrases and error texts (src/http.c,
@@ -200,7 +201,7 @@ func (c *conn) ruledErrorPage(st *Listener, page []byte) ([]byte, error) {
 	status, rest, _ := bytes.Cut(page[:end], []byte(crlf))
 	var framing, lines [][]byte
 	for _, l := range bytes.Split(rest, []byte(crlf)) {
-		if name := lineName(l); bytes.EqualFold(name, []byte(hdrContentLen)) || bytes.EqualFold(name, []byte("Connection")) {
+		if name := rules.LineName(l); bytes.EqualFold(name, []byte(hdrContentLen)) || bytes.EqualFold(name, []byte("Connection")) {
 			framing = append(framing, l)
 		} else {
 			lines = append(lines, l)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"lbd/http1"
+	"lbd/rules"
 	"lbd/service"
 )
 
@@ -62,7 +63,7 @@ func (c *conn) forwardedLines(st *Listener) {
 	c.rwbuf, c.rwLines = c.rwbuf[:0], c.rwLines[:0]
 	var xff, proto, port bool
 	for _, l := range c.rs.Req.Lines {
-		name := lineName(l)
+		name := rules.LineName(l)
 		if c.req.IsHopByHop(name) || http1.EqualFold(name, hdrExpect) ||
 			(c.req.AbsoluteForm && http1.EqualFold(name, hdrHost)) || c.forgedSSL(name) {
 			continue
@@ -144,14 +145,6 @@ func (c *conn) splitLines(start int) {
 	if first >= 0 && last > first {
 		c.rwLines = append(c.rwLines, buf[first:last:last])
 	}
-}
-
-// lineName is the field name of a header line.
-func lineName(l []byte) []byte {
-	if i := bytes.IndexByte(l, ':'); i >= 0 {
-		return l[:i]
-	}
-	return l
 }
 
 // hasResponseRules reports whether the service or listener has response

@@ -90,7 +90,7 @@ func (st *State) act(env *Env, a *action, m *Message) error {
 // appends the line (Pound's H_REPLACE).
 func (st *State) setHeader(m *Message, line []byte) {
 	m.HeadersChanged = true
-	name := lineName(line)
+	name := LineName(line)
 	for i, l := range m.Lines {
 		if len(l) > len(name) && l[len(name)] == ':' && bytes.EqualFold(l[:len(name)], name) {
 			m.Lines[i] = line

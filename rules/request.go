@@ -77,8 +77,8 @@ func nameIs(line []byte, name string) bool {
 	return true
 }
 
-// lineName is the field name of a header line.
-func lineName(line []byte) []byte {
+// LineName is the field name of a header line "Name: value".
+func LineName(line []byte) []byte {
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
 		return line[:i]
 	}
@@ -250,7 +250,7 @@ func (st *State) Combine(m *Message, names []string) {
 			continue
 		}
 		start := len(st.arena)
-		st.arena = append(st.arena, lineName(m.Lines[first])...)
+		st.arena = append(st.arena, LineName(m.Lines[first])...)
 		st.arena = append(st.arena, ": "...)
 		out, sep := m.Lines[:0], false
 		for i, l := range m.Lines {
