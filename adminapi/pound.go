@@ -62,6 +62,7 @@ func NewPoundHandler(c Controller) http.Handler {
 		{put, "/log" + restVar, a.setLog},
 		{del, "/log" + restVar, a.clearLog},
 		{http.MethodPatch, "/config{slash:/?}", a.reload},
+		{get, "/cluster" + restVar, a.cluster},
 	}
 	for _, rt := range routes {
 		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))

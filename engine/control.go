@@ -62,6 +62,14 @@ func entryAt(s *service.Service, i int) (service.Entry, error) {
 func (e *Engine) SetEnabled(ref adminapi.Ref, on bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.setEnabledLocked(ref, on); err != nil {
+		return err
+	}
+	e.changed(e.enabledChange(ref, on))
+	return nil
+}
+
+func (e *Engine) setEnabledLocked(ref adminapi.Ref, on bool) error {
 	if ref.Service < 0 {
 		if ref.Listener < 0 || ref.Listener >= len(e.servers) {
 			return fmt.Errorf("listener %d: %w", ref.Listener, adminapi.ErrNotFound)
@@ -98,6 +106,14 @@ func (e *Engine) SetEnabled(ref adminapi.Ref, on bool) error {
 func (e *Engine) SetLogLevel(listener int, level string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.setLogLevelLocked(listener, level); err != nil {
+		return err
+	}
+	e.changed(adminapi.Change{Kind: adminapi.ChangeLogLevel, Listener: e.g.listenerName(listener), Level: level})
+	return nil
+}
+
+func (e *Engine) setLogLevelLocked(listener int, level string) error {
 	if level != "" {
 		if _, ok := formatByName[level]; !ok {
 			if _, named := e.g.cfg.LogFormats[level]; !named {
@@ -130,6 +146,15 @@ func (e *Engine) SetLogLevel(listener int, level string) error {
 func (e *Engine) AddBackend(ref adminapi.Ref, spec adminapi.BackendSpec) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	c := e.addedChange(ref, spec) // named in the graph ref indexes, before the reload replaces it
+	if err := e.addBackendLocked(ref, spec); err != nil {
+		return err
+	}
+	e.changed(c)
+	return nil
+}
+
+func (e *Engine) addBackendLocked(ref adminapi.Ref, spec adminapi.BackendSpec) error {
 	if ref.Listener < 0 || ref.Listener >= len(e.g.cfg.Listeners) {
 		return fmt.Errorf("listener %d: %w", ref.Listener, adminapi.ErrNotFound)
 	}

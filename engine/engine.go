@@ -17,6 +17,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/adminapi"
 	"lbd/backend"
 	"lbd/config"
 	"lbd/proxy"
@@ -32,6 +33,9 @@ type Options struct {
 	// DNSRewrite maps a name server's address before dynamic backends
 	// query it (resolver.FakeDNS); nil = none.
 	DNSRewrite func(network string, server netip.AddrPort) netip.AddrPort
+	// Cluster, when set, is told of every control change and reload
+	// (see ApplyChange for the way back); nil without a Cluster section.
+	Cluster adminapi.Cluster
 }
 
 // Engine runs one configuration at a time.

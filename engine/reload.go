@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"lbd/adminapi"
 	"lbd/config"
 	"lbd/proxy"
 )
@@ -74,6 +75,7 @@ func (e *Engine) reloadLocked(cfg *config.Config) error {
 	if e.cancel != nil {
 		e.syncDynamic(g)
 	}
+	e.changed(adminapi.Change{Kind: adminapi.ChangeReloaded})
 	return nil
 }
 

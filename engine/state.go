@@ -57,6 +57,7 @@ func (e *Engine) State() *adminapi.State {
 			Workers: workers(int(e.active()), g.cfg),
 		},
 		LogLevel: g.cfg.LogLevel,
+		Cluster:  e.clusterStatus(),
 	}
 	if g.cfg.Control != nil {
 		st.ControlSocket = g.cfg.Control.Socket
