@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/cluster"
 	"lbd/config"
 	"lbd/engine"
 	"lbd/resolver"
@@ -181,17 +183,24 @@ func serve(o *options, cfg *config.Config) int {
 		prefix = o.prog + ": "
 	}
 	engine.Version = apiVersion(o.prog)
-	eng, err := engine.New(cfg, engine.Options{
+	eopts := engine.Options{
 		Log: log, AccessOut: access, Prefix: prefix,
-		Load: func() (*config.Config, error) {
-			c, _, err := config.Load(o.configFile, loadOptions(o))
-			return c, err
-		},
+		Load: func() (*config.Config, error) { return reloadConfig(o, cfg.Cluster, log) },
 		// Pound's test suite reaches its DNS server through an
 		// LD_PRELOAD library, which a Go binary bypasses: lbd honours
 		// the same variables instead.
 		DNSRewrite: resolver.FakeDNS(os.Getenv),
-	})
+	}
+	var node *cluster.Node
+	if cfg.Cluster != nil {
+		var err error
+		if node, err = cluster.New(cfg.Cluster, log); err != nil {
+			log.Errorf("%v", err)
+			return exitErr
+		}
+		eopts.Cluster = node
+	}
+	eng, err := engine.New(cfg, eopts)
 	if err != nil {
 		log.Errorf("%v", err)
 		return exitErr
@@ -203,6 +212,10 @@ func serve(o *options, cfg *config.Config) int {
 	if err != nil {
 		log.Errorf("%v", err)
 		return exitErr
+	}
+	if node != nil {
+		node.Start(eng)
+		defer node.Close()
 	}
 	ctl, err := startControl(o, cfg, eng, log)
 	if err != nil {
@@ -221,7 +234,7 @@ func serve(o *options, cfg *config.Config) int {
 	if stop := startProfile(log); stop != nil {
 		defer stop()
 	}
-	return waitSignals(o, eng, log)
+	return waitSignals(o, eng, cfg.Cluster, log)
 }
 
 func pidPath(o *options, cfg *config.Config) string {
@@ -283,11 +296,11 @@ func watchStartup(log *logrus.Logger) chan struct{} {
 	return started
 }
 
-func waitSignals(o *options, eng *engine.Engine, log *logrus.Logger) int {
+func waitSignals(o *options, eng *engine.Engine, running *config.Cluster, log *logrus.Logger) int {
 	for s := range signals {
 		switch s {
 		case syscall.SIGUSR1:
-			if err := reload(o, eng); err != nil {
+			if err := reload(o, eng, running, log); err != nil {
 				log.Errorf("reload failed, keeping the running configuration: %v", err)
 			} else {
 				log.Info("configuration reloaded")
@@ -309,10 +322,34 @@ func waitSignals(o *options, eng *engine.Engine, log *logrus.Logger) int {
 }
 
 // reload re-reads the configuration file; on error nothing changes.
-func reload(o *options, eng *engine.Engine) error {
-	cfg, _, err := config.Load(o.configFile, loadOptions(o))
+func reload(o *options, eng *engine.Engine, running *config.Cluster, log *logrus.Logger) error {
+	cfg, err := reloadConfig(o, running, log)
 	if err != nil {
 		return err
 	}
 	return eng.Apply(cfg)
+}
+
+// reloadConfig re-reads the configuration file for a reload. The
+// Cluster section is read at start only: a changed one is reported and
+// waits for a restart.
+func reloadConfig(o *options, running *config.Cluster, log *logrus.Logger) (*config.Config, error) {
+	cfg, _, err := config.Load(o.configFile, loadOptions(o))
+	if err != nil {
+		return nil, err
+	}
+	if !sameCluster(running, cfg.Cluster) {
+		log.Warn("the Cluster section changed: it takes effect when lbd restarts")
+	}
+	return cfg, nil
+}
+
+// sameCluster compares two Cluster sections, positions aside.
+func sameCluster(a, b *config.Cluster) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Pos, y.Pos = config.Locus{}, config.Locus{}
+	return reflect.DeepEqual(x, y)
 }
