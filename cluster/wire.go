@@ -199,6 +199,12 @@ func (r *reader) uvarint(limit uint64) uint64 {
 		r.fail(errTruncated)
 		return 0
 	}
+	if k > 1 && r.b[k-1] == 0 {
+		// 0x80 0x00 is also 0: one spelling per number keeps every
+		// message's encoding unique.
+		r.fail(errors.New("non-minimal varint"))
+		return 0
+	}
 	r.b = r.b[k:]
 	if n > limit {
 		r.fail(fmt.Errorf("value %d over %d", n, limit))
