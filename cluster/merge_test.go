@@ -57,8 +57,8 @@ func TestOverlayMergeRules(t *testing.T) {
 			rec(12, "b", adminapi.Change{Kind: adminapi.ChangeLogLevel, Listener: "front", Level: "combined"}),
 			rec(11, "a", adminapi.Change{Kind: adminapi.ChangeLogLevel, Listener: "front", Level: "detailed"}),
 		}, want: map[string]stateRecord{
-			fieldOf(ptr(enable("front", "web", "", false))):                                     rec(10, "a", enable("front", "web", "", false)),
-			fieldOf(ptr(be(false))):                                                             rec(5, "b", be(false)),
+			fieldOf(ptr(enable("front", "web", "", false))): rec(10, "a", enable("front", "web", "", false)),
+			fieldOf(ptr(be(false))):                         rec(5, "b", be(false)),
 			fieldOf(&adminapi.Change{Kind: adminapi.ChangeLogLevel, Listener: "front"}): rec(12, "b",
 				adminapi.Change{Kind: adminapi.ChangeLogLevel, Listener: "front", Level: "combined"}),
 		}},
