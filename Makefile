@@ -35,8 +35,9 @@ unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /functional-tests)
 
 # The functional tests drive lbd with curl, openssl and h2load, write
-# password files with htpasswd (Debian: curl openssl nghttp2-client
-# apache2-utils) and run h2spec, the HTTP/2 conformance suite,
+# password files with htpasswd, share a cluster's state through
+# redis-server (Debian: curl openssl nghttp2-client apache2-utils
+# redis-server) and run h2spec, the HTTP/2 conformance suite,
 # which is built here through the Go module proxy on first use.
 H2SPEC ?= github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
 TOOLS  := $(BIN)/tools

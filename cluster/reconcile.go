@@ -76,12 +76,18 @@ func (n *Node) heartbeat(ctx context.Context) (string, error) {
 		return "", err
 	}
 	n.touchedRedis()
-	for name, ms := range list.Val() {
+	n.listed(list.Val())
+	return epoch.Val(), nil // "" when the key is gone
+}
+
+// listed records the node list: members this one has not heard from yet
+// (they may be down) are shown with their last heartbeat.
+func (n *Node) listed(list map[string]string) {
+	for name, ms := range list {
 		if v, err := strconv.ParseInt(ms, 10, 64); err == nil && name != n.name {
 			n.peers.get(name).listed.Store(v)
 		}
 	}
-	return epoch.Val(), nil // "" when the key is gone
 }
 
 // reconcile brings this node and Redis to the same state: it sends the
@@ -133,6 +139,14 @@ func (n *Node) reconcile(ctx context.Context, full bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("loading the runtime state: %w", err)
 	}
+	lctx, cancel := context.WithTimeout(ctx, ioTimeout)
+	n.rdb.HSet(lctx, n.keys.nodes, n.name, time.Now().UnixMilli()) // a failure shows in the read that follows
+	list, err := n.rdb.HGetAll(lctx, n.keys.nodes).Result()
+	cancel()
+	if err != nil {
+		return "", fmt.Errorf("loading the node list: %w", err)
+	}
+	n.listed(list)
 	loaded := 0
 	for _, st := range *n.tables.Load() {
 		k, err := n.loadSessions(ctx, st)
