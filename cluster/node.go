@@ -89,6 +89,10 @@ type Node struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// applied, when set (by tests and benchmarks), is called with the
+	// lag of every peer's change applied here.
+	applied func(time.Duration)
 }
 
 type counters struct {

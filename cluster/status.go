@@ -46,6 +46,9 @@ func (n *Node) heard(name string, now time.Time) *peer {
 
 // observeLag records the lag of a change from p applied at now.
 func (n *Node) observeLag(p *peer, d time.Duration) {
+	if n.applied != nil {
+		n.applied(d)
+	}
 	n.lag.observe(d)
 	p.lag.observe(d)
 	p.applied.Add(1)
