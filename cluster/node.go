@@ -87,8 +87,9 @@ type Node struct {
 	lag    lagHistogram
 	peers  peers
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closing atomic.Bool // Close: failures from here on are not news
 
 	// applied, when set (by tests and benchmarks), is called with the
 	// lag of every peer's change applied here.
@@ -161,6 +162,7 @@ func (n *Node) Start(eng Engine) {
 
 // Close stops the background work and leaves the session tables alone.
 func (n *Node) Close() {
+	n.closing.Store(true)
 	if n.cancel != nil {
 		n.cancel()
 	}
@@ -217,7 +219,7 @@ func (n *Node) markDown(err error) {
 	defer h.mu.Unlock()
 	h.connected.Store(false)
 	h.lastErr = err.Error()
-	if h.state == stateDown {
+	if h.state == stateDown || n.closing.Load() {
 		return
 	}
 	h.state, h.since = stateDown, time.Now()
