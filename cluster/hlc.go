@@ -61,9 +61,6 @@ func (c *Clock) Observe(ts uint64) {
 	}
 }
 
-// wallOf is the wall-clock part of a timestamp.
-func wallOf(ts uint64) time.Time { return time.UnixMilli(int64(ts >> 16)) }
-
 // Stamp orders changes to one thing (a session, a piece of runtime
 // state) across the cluster: the later timestamp wins, and between equal
 // timestamps (two hosts in the same millisecond) the greater Tie, which

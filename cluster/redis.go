@@ -72,10 +72,6 @@ func (k keys) servicePrefix(listener, service string) string {
 	return k.sessions + strconv.Itoa(len(listener)) + ":" + listener + strconv.Itoa(len(service)) + ":" + service + ":"
 }
 
-func (k keys) session(listener, service, key string) string {
-	return k.servicePrefix(listener, service) + key
-}
-
 // globEscape quotes the characters SCAN MATCH treats as patterns.
 func globEscape(s string) string {
 	var b strings.Builder
