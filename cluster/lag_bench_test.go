@@ -30,11 +30,12 @@ func replicationLag(b *testing.B, rate int) {
 	a, c := join(b, r, "a", time.Hour), join(b, r, "c", time.Hour)
 	var mu sync.Mutex
 	lags := make([]time.Duration, 0, b.N)
-	c.n.applied = func(d time.Duration) {
+	record := func(d time.Duration) {
 		mu.Lock()
 		lags = append(lags, d)
 		mu.Unlock()
 	}
+	c.n.applied.Store(&record)
 	bes := a.web.Backends
 	keys := make([][]byte, b.N)
 	for i := range keys {

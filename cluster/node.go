@@ -93,7 +93,7 @@ type Node struct {
 
 	// applied, when set (by tests and benchmarks), is called with the
 	// lag of every peer's change applied here.
-	applied func(time.Duration)
+	applied atomic.Pointer[func(time.Duration)]
 }
 
 type counters struct {

@@ -46,8 +46,8 @@ func (n *Node) heard(name string, now time.Time) *peer {
 
 // observeLag records the lag of a change from p applied at now.
 func (n *Node) observeLag(p *peer, d time.Duration) {
-	if n.applied != nil {
-		n.applied(d)
+	if f := n.applied.Load(); f != nil {
+		(*f)(d)
 	}
 	n.lag.observe(d)
 	p.lag.observe(d)
