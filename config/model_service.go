@@ -211,6 +211,8 @@ const (
 	BackendMetrics BackendKind = "metrics"
 	// BackendControl serves the control API over HTTP.
 	BackendControl BackendKind = "control"
+	// BackendDashboard serves lbd's live dashboard (an lbd extension).
+	BackendDashboard BackendKind = "dashboard"
 	// BackendFile serves static files from Dir (SendFile).
 	BackendFile BackendKind = "file"
 	// BackendSuccess answers 200 with an empty body (Success).
