@@ -187,7 +187,6 @@ func candidateText(c explain.Candidate) string {
 	return strings.Join(s, " ")
 }
 
-
 // TestExplainTree covers the tournament tree the least-* algorithms keep
 // for large groups: the dry run reads the root as Pick does.
 func TestExplainTree(t *testing.T) {
