@@ -35,9 +35,9 @@ func (b *Balancer) Explain(seed uint64, index func(*backend.Backend) int) explai
 		}
 		if chosen == nil {
 			chosen, why = b.dryPick(g, i, seed)
-			eg.Why = why
+			eg.Why = "the backend is chosen in this group"
 			if chosen == nil {
-				eg.Why = "no available backend in this group"
+				eg.Why = "no available backend in this group: the next group is tried"
 			}
 		} else {
 			eg.Why = "not tried: an earlier group has an available backend"
