@@ -107,7 +107,7 @@ func dashServices(svcs []Service) []dashService {
 	for i := range svcs {
 		s := &svcs[i]
 		ds := dashService{Index: i, Name: s.Name, Enabled: s.Enabled, SessionType: s.sessionType(),
-			Sessions: s.SessionCount, Backends: make([]dashBackend, 0, len(s.Backends))}
+			Sessions: max(s.SessionCount, len(s.Sessions)), Backends: make([]dashBackend, 0, len(s.Backends))}
 		for j := range s.Backends {
 			b := &s.Backends[j]
 			addr := b.Address
