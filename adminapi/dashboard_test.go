@@ -3,8 +3,8 @@ package adminapi
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
