@@ -90,12 +90,17 @@ func (x *lbdExtensions) route(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, status, strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 		return
 	}
-	js, err := json.MarshalIndent(route, "", "  ")
-	if err != nil {
+	// Generated pages are HTML: kept readable rather than \u003c-escaped
+	// (the reply is JSON, sent with nosniff, never rendered).
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(route); err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, append(js, '\n'))
+	writeJSON(w, http.StatusOK, js.Bytes())
 }
 
 // writeJSON sends a JSON reply and closes the connection, as every
@@ -108,6 +113,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 			{"Content-Type", "application/json"},
 			{"Content-Length", strconv.Itoa(len(body))},
 			{"Cache-Control", "no-store"},
+			{"X-Content-Type-Options", "nosniff"},
 			{"Connection", "close"},
 		},
 		body: body,
