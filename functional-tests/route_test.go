@@ -63,9 +63,9 @@ End
 
 func TestRoutePoundConditions(t *testing.T) {
 	a := startBackend(t, "127.0.0.2", "a", echoHandler("a"))
-	b := startBackend(t, "127.0.0.3", "b", echoHandler("b"))
+	b := semStartEcho(t, "127.0.0.3", "b", nil)
 	c := startBackend(t, "127.0.0.4", "c", echoHandler("c"))
-	p := startLBD(t, fmt.Sprintf(routePoundConfig, a.block(), b.block(), c.block()))
+	p := startLBD(t, fmt.Sprintf(routePoundConfig, a.block(), b.block("BackEnd"), c.block()))
 	sock := filepath.Join(p.dir, "ctl.sock")
 	waitSocket(t, sock)
 	cases := []struct {
@@ -90,7 +90,7 @@ func TestRoutePoundConditions(t *testing.T) {
 		{name: "api with its rules", args: []string{"-H", "X-Internal: yes", "GET", "/api/orders?id=7"},
 			verdicts: "admin=no match api=matched beta=not tried moved=not tried forbidden=not tried",
 			steps: map[int]string{1: "holds eval \"api_path\" {holds path re \"^/api/\"}\n" +
-				"holds header \"X-Debug\" re \"1\" icase"}, backend: "b", golden: "pound_api.json"},
+				"holds header \"X-Debug\" re \"1\" icase"}, backend: "*", golden: "pound_api.json"},
 		{name: "match or", args: []string{"GET", "/x?beta=1"},
 			verdicts: "admin=no match api=no match beta=matched moved=not tried forbidden=not tried",
 			steps:    map[int]string{2: "fails host exact \"beta.example\" icase\nholds param \"beta\" exact \"1\""}, backend: "c"},
@@ -116,15 +116,21 @@ func TestRoutePoundConditions(t *testing.T) {
 			checkAgainstTraffic(t, p.addr, tc.args, r, tc.status, tc.backend)
 			if tc.golden != "" {
 				checkRouteGolden(t, tc.golden, raw, p.dir, "DIR", p.addr, "LBD_ADDR", ":"+portOf(p.addr), ":LBD_PORT", "Port: "+portOf(p.addr), "Port: LBD_PORT",
-					a.addr, "A_ADDR", b.addr, "B_ADDR", c.addr, "C_ADDR",
-					strings.Replace(a.addr, ":", "-", 1), "A_ID", strings.Replace(b.addr, ":", "-", 1), "B_ID")
+					a.addr, "A_ADDR", b.addr(), "B_ADDR", c.addr, "C_ADDR",
+					strings.Replace(a.addr, ":", "-", 1), "A_ID", strings.Replace(b.addr(), ":", "-", 1), "B_ID")
 			}
 		})
+	}
+	// The forwarded head is exactly what the backend gets (it echoes it).
+	f := explainVia(t, sock, "-H", "X-Internal: yes", "GET", "/api/orders?id=7").Forwarded
+	_, got := semDo(t, p.addr, "GET /api/orders?id=7 HTTP/1.1\nHost: localhost\nX-Internal: yes\n\n")
+	if want := f.RequestLine + "\r\n" + strings.Join(f.Headers, "\r\n") + "\r\n\r\n"; got != want {
+		t.Errorf("the backend got\n%q\nthe explanation said\n%q", got, want)
 	}
 	// The readable form names the same things.
 	out, _, code := lbctlRun(t, "lbctl", nil, "-s", sock, "route", "-H", "X-Internal: yes", "GET", "/api/orders?id=7")
 	for _, want := range []string{"=> 1 \"api\"", "holds eval \"api_path\"", "do    set_header \"X-Service: api\"",
-		"+ X-Service: api", "- X-Internal: yes", "outcome   service 1 \"api\" → backend 0 " + b.addr} {
+		"+ X-Service: api", "- X-Internal: yes", "outcome   service 1 \"api\" → backend 0 " + b.addr()} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("lbctl route output lacks %q:\n%s", want, out)
 		}
@@ -170,7 +176,107 @@ func checkAgainstTraffic(t *testing.T, addr string, args []string, r *lbexplain.
 		return
 	}
 	_, body, _ := strings.Cut(string(raw), "\r\n\r\n")
+	if backend == "*" { // an echo of the head: compared by the caller
+		backend, body = "", " "
+	}
 	if got != 200 || !strings.HasPrefix(body, backend+" ") {
 		t.Fatalf("lbd answered %d %q, the explanation said backend %s (%s)", got, body, backend, r.Outcome)
+	}
+}
+
+// routeZproxyConfig is a zproxy file: listener header rules, services
+// with URL, HeadRequire and HeadDeny, RewriteUrl, a redirect with the
+// VHOST macro, and round robin.
+const routeZproxyConfig = `Daemon 0
+LogLevel 0
+Alive 1
+ListenHTTP
+	Name main
+	Address 127.0.0.1
+	Port {PORT}
+	AddRequestHeader "X-Req-Added: 1"
+	RemoveRequestHeader "^Cookie"
+	ReplaceHeader Request "^User-Agent" "curl/(.*)" "agent $1"
+	Service "api"
+		URL "^/api/"
+		HeadRequire "^X-Tenant: "
+		RewriteUrl "^/api/v1/(.*)" "/v1/$1"
+		RoutingPolicy ROUND_ROBIN
+%[1]s	End
+	Service "static"
+		URL "^/static/"
+		HeadDeny "^X-Mobile:"
+%[2]s	End
+	Service "login"
+		URL "^/login"
+		Redirect "https://${VHOST}/secure/login"
+	End
+End
+`
+
+func TestRouteZproxyConditions(t *testing.T) {
+	a := semStartEcho(t, "127.0.0.2", "a", nil)
+	b := startBackend(t, "127.0.0.3", "b", echoHandler("b"))
+	zsock := filepath.Join(t.TempDir(), "z.sock")
+	p := startLBD(t, fmt.Sprintf(routeZproxyConfig, a.block("BackEnd"), b.block()), "-C", zsock)
+	waitSocket(t, zsock)
+	cases := []struct {
+		name     string
+		args     []string
+		verdicts string
+		steps    map[int]string
+		status   int
+		backend  string
+		golden   string
+	}{
+		{name: "api with its header and rewrites", golden: "zproxy_api.json",
+			args:     []string{"-H", "X-Tenant: t1", "-H", "User-Agent: curl/8.5", "-H", "Cookie: c=1", "GET", "/api/v1/users?id=3"},
+			verdicts: "api=matched static=not tried login=not tried",
+			steps:    map[int]string{0: "holds url re \"^/api/\" icase\nholds header re \"^X-Tenant: \" icase"}, backend: "*"},
+		{name: "api without the header", args: []string{"GET", "/api/v1/users"},
+			verdicts: "api=no match static=no match login=no match",
+			steps:    map[int]string{0: "holds url re \"^/api/\" icase\nfails header re \"^X-Tenant: \" icase"}, status: 503},
+		{name: "head deny", args: []string{"-H", "X-Mobile: 1", "GET", "/static/app.js"},
+			verdicts: "api=no match static=no match login=no match",
+			steps:    map[int]string{1: "holds url re \"^/static/\" icase\nfails header re \"^X-Mobile:\" icase"}, status: 503},
+		{name: "static", args: []string{"GET", "/static/app.js"}, verdicts: "api=no match static=matched login=not tried", backend: "b"},
+		{name: "redirect with the host", args: []string{"GET", "http://shop.example/login"},
+			verdicts: "api=no match static=no match login=matched", status: 302, golden: "zproxy_redirect.json"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := routeJSON(t, zsock, tc.args...)
+			r := explainVia(t, zsock, tc.args...)
+			if got := verdicts(r); got != tc.verdicts {
+				t.Errorf("verdicts %q, want %q", got, tc.verdicts)
+			}
+			for i, want := range tc.steps {
+				if got := stepsText(r, i); got != want {
+					t.Errorf("service %d conditions:\n%s\nwant:\n%s", i, got, want)
+				}
+			}
+			if r.Listener.Dialect != "zproxy" || r.Listener.Name != "main" {
+				t.Errorf("listener %+v", r.Listener)
+			}
+			checkAgainstTraffic(t, p.addr, tc.args, r, tc.status, tc.backend)
+			if tc.golden != "" {
+				checkRouteGolden(t, tc.golden, raw, p.dir, "DIR", p.addr, "LBD_ADDR", ":"+portOf(p.addr), ":LBD_PORT",
+					a.addr(), "A_ADDR", b.addr, "B_ADDR", strings.Replace(a.addr(), ":", "-", 1), "A_ID")
+			}
+		})
+	}
+	// zproxy's request edits: the forwarded head is exactly the one the
+	// backend gets (the echo backend sends back the head it received).
+	r := explainVia(t, zsock, cases[0].args...)
+	f := r.Forwarded
+	if f == nil || f.RequestLine != "GET /v1/users?id=3 HTTP/1.1" {
+		t.Fatalf("forwarded %+v", f)
+	}
+	if strings.Join(f.Removed, "|") != "User-Agent: curl/8.5|Cookie: c=1" {
+		t.Errorf("removed %q", f.Removed)
+	}
+	_, got := semDo(t, p.addr, "GET /api/v1/users?id=3 HTTP/1.1\nHost: localhost\nX-Tenant: t1\nUser-Agent: curl/8.5\nCookie: c=1\n\n")
+	if want := f.RequestLine + "\r\n" + strings.Join(f.Headers, "\r\n") + "\r\n\r\n"; got != want {
+		t.Errorf("the backend got\n%q\nthe explanation said\n%q", got, want)
 	}
 }
