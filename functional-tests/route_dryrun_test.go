@@ -81,7 +81,8 @@ func TestRouteIsADryRun(t *testing.T) {
 // clock, the uptime.
 var volatile = regexp.MustCompile(`^(timestamp|uptime)$`)
 
-// apiState reads everything both control APIs show, without the clock.
+// apiState reads everything both control APIs show, without the clock
+// (zsock "": there is no zproxy socket).
 func apiState(t *testing.T, sock, zsock string) map[string]any {
 	t.Helper()
 	out := map[string]any{}
@@ -91,6 +92,9 @@ func apiState(t *testing.T, sock, zsock string) map[string]any {
 		"zproxy sessions":  {zsock, "/sessions"},
 		"zproxy listeners": {zsock, "/listeners"},
 	} {
+		if get.sock == "" {
+			continue
+		}
 		body := ctlGet(t, get.sock, get.path)
 		var v any
 		if err := json.Unmarshal([]byte(body), &v); err != nil {

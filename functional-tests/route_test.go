@@ -2,6 +2,7 @@ package functionaltests
 
 import (
 	"fmt"
+	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -278,5 +279,46 @@ func TestRouteZproxyConditions(t *testing.T) {
 	_, got := semDo(t, p.addr, "GET /api/v1/users?id=3 HTTP/1.1\nHost: localhost\nX-Tenant: t1\nUser-Agent: curl/8.5\nCookie: c=1\n\n")
 	if want := f.RequestLine + "\r\n" + strings.Join(f.Headers, "\r\n") + "\r\n\r\n"; got != want {
 		t.Errorf("the backend got\n%q\nthe explanation said\n%q", got, want)
+	}
+}
+
+// TestRouteBadQuestions: a malformed question gets a clear message and a
+// 4xx JSON error from the socket, never an explanation.
+func TestRouteBadQuestions(t *testing.T) {
+	a := startBackend(t, "127.0.0.2", "a", echoHandler("a"))
+	zsock := filepath.Join(t.TempDir(), "z.sock")
+	p := startLBD(t, "Daemon 0\nLogLevel 0\nControl \"{DIR}/ctl.sock\"\nListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tService\n"+a.block()+"\tEnd\nEnd\n", "-C", zsock)
+	sock := filepath.Join(p.dir, "ctl.sock")
+	waitSocket(t, sock)
+	waitSocket(t, zsock)
+	for _, s := range []string{sock, zsock} {
+		for _, tc := range []struct {
+			args []string
+			err  string
+		}{
+			{[]string{"-H", "NoColon", "GET", "/"}, `header "NoColon"`},
+			{[]string{"GET", "/a b"}, `URL "/a b"`},
+			{[]string{"-a", "not-an-ip", "GET", "/"}, `client address "not-an-ip"`},
+			{[]string{"-l", "nosuch", "GET", "/"}, `listener "nosuch": not found`},
+			{[]string{"-l", "3", "GET", "/"}, `listener 3: not found`},
+			{[]string{"G T", "/"}, `method "G T"`},
+			{[]string{"GET"}, "required argument missing"},
+		} {
+			_, errOut, code := lbctlRun(t, "lbctl", nil, append([]string{"-s", s, "route"}, tc.args...)...)
+			if code != 1 || !strings.Contains(errOut, tc.err) {
+				t.Errorf("%s route %q: exit %d, %q; want exit 1 saying %q", filepath.Base(s), tc.args, code, errOut, tc.err)
+			}
+		}
+		for body, want := range map[string]int{`{"method":1}`: 400, `{"method":"GET"}`: 400, `[]`: 400, `{"method":"GET","url":"/","listener":"9"}`: 404} {
+			resp, err := ctlClient(s).Post("http://lbd/route", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(reply), `"result":"error"`) {
+				t.Errorf("%s POST /route %s: %d %s, want a %d JSON error", filepath.Base(s), body, resp.StatusCode, reply, want)
+			}
+		}
 	}
 }
