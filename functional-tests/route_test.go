@@ -322,3 +322,22 @@ func TestRouteBadQuestions(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteTunnelAndSpecial: a Tunnel listener is explained as the relay
+// it is (no HTTP read, the balancer's pick), and a Success backend as an
+// answer of lbd's own.
+func TestRouteTunnelAndSpecial(t *testing.T) {
+	one := bannerBackend(t, "127.0.0.2", "one")
+	p, _ := startTunnel(t, tunnelBlock(one.addr))
+	sock := filepath.Join(p.dir, "ctl.sock")
+	waitSocket(t, sock)
+	r := explainVia(t, sock, "-l", "1", "GET", "/")
+	if r.Listener.Protocol != "tunnel" || r.Backend == nil || r.Backend.Address != one.addr || r.Balancer == nil ||
+		!strings.Contains(r.Outcome, "relayed to backend 0") {
+		t.Fatalf("tunnel: listener %+v backend %+v: %s", r.Listener, r.Backend, r.Outcome)
+	}
+	r = explainVia(t, sock, "GET", "/")
+	if r.Listener.Index != 0 || r.Reply == nil || r.Reply.Kind != "success" || r.Reply.Status != 200 || r.Backend.Via != "special" {
+		t.Fatalf("success backend: %+v reply %+v: %s", r.Backend, r.Reply, r.Outcome)
+	}
+}
