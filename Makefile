@@ -35,10 +35,12 @@ unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /functional-tests)
 
 # The functional tests drive lbd with curl, openssl and h2load, write
-# password files with htpasswd, share a cluster's state through
-# redis-server (Debian: curl openssl nghttp2-client apache2-utils
-# redis-server) and run h2spec, the HTTP/2 conformance suite,
-# which is built here through the Go module proxy on first use.
+# password files with htpasswd (Debian: curl openssl nghttp2-client
+# apache2-utils), load the dashboard in headless Chromium (Debian:
+# chromium; its screenshot goes to $(BIN)/artifacts), share a cluster's
+# state through redis-server (Debian: redis-server) and run h2spec, the
+# HTTP/2 conformance suite, which is built here through the Go module
+# proxy on first use.
 H2SPEC ?= github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
 TOOLS  := $(BIN)/tools
 
@@ -47,6 +49,7 @@ $(TOOLS)/h2spec:
 
 functional: build $(TOOLS)/h2spec
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
+		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts \
 		$(GO) test -count=1 -timeout 10m ./functional-tests/...
 
 # Short coverage-guided fuzzing of every parser (FUZZTIME each).
