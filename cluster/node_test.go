@@ -169,11 +169,11 @@ func TestKeptUntilReload(t *testing.T) {
 // alive on a past its TTL, and expires on both once unused.
 func TestTouchesKeepPeerSessionsAlive(t *testing.T) {
 	r := startRedis(t)
-	const ttl = time.Second
+	const ttl = 2 * time.Second // touches every 500 ms: a margin of 1.5 s
 	a, b := join(t, r, "a", ttl), join(t, r, "b", ttl)
 	a.web.Sessions.Store([]byte("busy"), a.backend("10.0.0.1:80"))
 	waitFor(t, within, "busy on b", func() bool { return b.pinnedTo("busy") != "" })
-	end := time.Now().Add(3 * ttl)
+	end := time.Now().Add(2 * ttl)
 	for time.Now().Before(end) {
 		if _, ok := b.web.Sessions.Lookup([]byte("busy")); !ok {
 			t.Fatal("b lost the session it was using")
@@ -183,7 +183,7 @@ func TestTouchesKeepPeerSessionsAlive(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	waitFor(t, 3*ttl, "the idle session expired on a", func() bool { return a.pinnedTo("busy") == "" })
+	waitFor(t, 2*ttl, "the idle session expired on a", func() bool { return a.pinnedTo("busy") == "" })
 }
 
 // TestLuaOrderIsGoOrder: the script that keeps Redis's value orders
