@@ -140,7 +140,8 @@ func (n *Node) Name() string { return n.name }
 // Start attaches to the engine's session tables and starts the
 // background work; it waits (at most startWait) for the first exchange
 // with Redis, so that an instance that can reach Redis serves the
-// cluster's state from its first requests on.
+// cluster's state from its first requests on. Call it before the engine
+// binds its listeners, and Started once it serves.
 func (n *Node) Start(eng Engine) {
 	n.eng = eng
 	n.attach()
@@ -159,6 +160,10 @@ func (n *Node) Start(eng Engine) {
 		n.log.Warnf("cluster: no first sync with Redis within %v; serving from the local state meanwhile", startWait)
 	}
 }
+
+// Started tells the Node that the engine now serves: what could not be
+// applied before (listeners, runtime backends, log levels) is applied.
+func (n *Node) Started() { kick(n.reattachKick) }
 
 // Close stops the background work and leaves the session tables alone.
 func (n *Node) Close() {

@@ -152,9 +152,18 @@ func (e *Engine) addedChange(ref adminapi.Ref, spec adminapi.BackendSpec) admina
 // that is already in effect does nothing, so re-applying a cluster's
 // state after a reload costs no rebuild. An object this instance does
 // not have is ErrNotFound.
+//
+// Before Start, backends and services take their state at once (so the
+// first requests already see it), while listeners, runtime backends and
+// log levels are ErrNotFound: the first needs the bound sockets and the
+// others a rebuild, which would bind them; the cluster applies them again
+// once the engine runs.
 func (e *Engine) ApplyChange(c adminapi.Change) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.cancel == nil && c.Kind != adminapi.ChangeEnabled {
+		return fmt.Errorf("not started yet: %w", adminapi.ErrNotFound)
+	}
 	switch c.Kind {
 	case adminapi.ChangeEnabled:
 		ref, err := e.g.ref(c.Listener, c.Service, c.Backend)

@@ -231,3 +231,40 @@ func TestSessionServicesByName(t *testing.T) {
 		t.Fatal("State does not carry the cluster status")
 	}
 }
+
+// TestApplyChangeBeforeStart: backends and services take a peer's state
+// before the listeners are bound; what needs them (or a rebuild, which
+// would bind them) waits, reported as not found.
+func TestApplyChangeBeforeStart(t *testing.T) {
+	e, err := New(load(t, clusterCfg), Options{Cluster: &feed{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		c       adminapi.Change
+		wantErr error
+	}{
+		{name: "backend", c: adminapi.Change{Kind: adminapi.ChangeEnabled, Listener: "front", Service: "web", Backend: "127.0.0.2-80"}},
+		{name: "service", c: adminapi.Change{Kind: adminapi.ChangeEnabled, Listener: "front", Service: "web"}},
+		{name: "listener", c: adminapi.Change{Kind: adminapi.ChangeEnabled, Listener: "front"}, wantErr: adminapi.ErrNotFound},
+		{name: "runtime backend", c: adminapi.Change{Kind: adminapi.ChangeBackendAdded, Listener: "front", Service: "web",
+			Backend: "127.0.0.9-81", Spec: adminapi.BackendSpec{Address: "127.0.0.9", Port: 81}}, wantErr: adminapi.ErrNotFound},
+		{name: "log level", c: adminapi.Change{Kind: adminapi.ChangeLogLevel, Level: "detailed"}, wantErr: adminapi.ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := e.ApplyChange(tt.c)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("ApplyChange = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+	st := e.State()
+	if st.Listeners[0].Services[0].Enabled || st.Listeners[0].Services[0].Backends[0].Enabled {
+		t.Fatal("the service and backend states were not applied before Start")
+	}
+	if len(e.Addrs()) != 0 {
+		t.Fatal("a change before Start bound a listener")
+	}
+}

@@ -207,6 +207,11 @@ func serve(o *options, cfg *config.Config) int {
 	}
 	log.Info("starting...")
 	started := watchStartup(log)
+	if node != nil {
+		// The cluster's state and sessions before the first request.
+		node.Start(eng)
+		defer node.Close()
+	}
 	err = eng.Start()
 	close(started)
 	if err != nil {
@@ -214,8 +219,7 @@ func serve(o *options, cfg *config.Config) int {
 		return exitErr
 	}
 	if node != nil {
-		node.Start(eng)
-		defer node.Close()
+		node.Started()
 	}
 	ctl, err := startControl(o, cfg, eng, log)
 	if err != nil {
