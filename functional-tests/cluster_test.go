@@ -232,6 +232,7 @@ func TestCluster(t *testing.T) {
 	c := startInstance(t, "c", 13, r, true, bes)
 	all := []*instance{a, b, c}
 	client := &http.Client{Timeout: 5 * time.Second}
+	outageDisabled := -1 // the backend disabled while Redis is down
 
 	t.Run("pinned on A, same backend through B and C", func(t *testing.T) {
 		for i := range 20 {
@@ -328,16 +329,24 @@ func TestCluster(t *testing.T) {
 			t.Errorf("metrics do not show Redis down")
 		}
 		// Changes while Redis is down: a disable on A, a pin on B.
-		a.lbctl(t, "disable", "/1/0/0")
+		// The pin first, and the disable for another backend: a pin to
+		// a backend disabled cluster-wide moves, as it should.
 		pinned, err := b.via(t, client, "during-outage")
 		if err != nil {
 			t.Fatal(err)
 		}
+		for i, name := range []string{"one", "two", "three"} {
+			if name != pinned {
+				outageDisabled = i
+				break
+			}
+		}
+		a.lbctl(t, "disable", fmt.Sprintf("/1/0/%d", outageDisabled))
 		atStop := served.Load()
 		poll(t, 10*time.Second, "300 more requests served with Redis down", func() bool { return served.Load()-atStop >= 300 })
 		r.start()
 		for _, in := range []*instance{b, c} {
-			poll(t, 5*time.Second, in.name+" got A's disable", func() bool { return in.backendState(t, 0) == "disabled" })
+			poll(t, 5*time.Second, in.name+" got A's disable", func() bool { return in.backendState(t, outageDisabled) == "disabled" })
 		}
 		for _, in := range []*instance{a, c} {
 			in.followsPin(t, client, "during-outage", pinned)
@@ -360,8 +369,8 @@ func TestCluster(t *testing.T) {
 
 	t.Run("a fourth instance started late gets the current state", func(t *testing.T) {
 		d := startInstance(t, "d", 14, r, false, bes)
-		if st := d.backendState(t, 0); st != "disabled" {
-			t.Fatalf("late instance: /1/0/0 is %s, want disabled", st)
+		if st := d.backendState(t, outageDisabled); st != "disabled" {
+			t.Fatalf("late instance: /1/0/%d is %s, want disabled", outageDisabled, st)
 		}
 		if !strings.Contains(d.lbctl(t, "list", "/1/0"), "127.0.0.5") {
 			t.Fatal("late instance lacks the runtime backend")
