@@ -81,6 +81,13 @@ type Node struct {
 	reconcileKick chan struct{}
 	firstSync     chan struct{}
 	firstOnce     sync.Once
+	// subscribed is closed when the channel subscription first holds;
+	// reconciles counts the full reconciliations started. A subscription
+	// that holds after a reconciliation started may have missed what was
+	// published in between: it asks for another (see subscribe).
+	subscribed    chan struct{}
+	subscribeOnce sync.Once
+	reconciles    atomic.Int64
 
 	health health
 	stats  counters
@@ -123,7 +130,7 @@ func New(c *config.Cluster, log logrus.FieldLogger) (*Node, error) {
 		cfg: c, name: name, log: log, rdb: newClient(c), keys: newKeys(prefix), clock: NewClock(nil),
 		queue: make(chan sessionChange, queueSize), overlay: newOverlay(), tombs: newTombstones(),
 		stateKick: make(chan struct{}, 1), reattachKick: make(chan struct{}, 1),
-		reconcileKick: make(chan struct{}, 1), firstSync: make(chan struct{}),
+		reconcileKick: make(chan struct{}, 1), firstSync: make(chan struct{}), subscribed: make(chan struct{}),
 	}
 	n.tables.Store(&tableSet{})
 	n.peers.m = map[string]*peer{}

@@ -18,6 +18,13 @@ import (
 func (n *Node) maintain(ctx context.Context) {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
+	// Subscribed first, the first load misses nothing published after it.
+	select {
+	case <-n.subscribed:
+	case <-time.After(startWait / 2):
+	case <-ctx.Done():
+		return
+	}
 	reconcile := true
 	for {
 		if reconcile || n.resyncFrom.Load() != 0 {
@@ -135,6 +142,7 @@ func (n *Node) reconcile(ctx context.Context, full bool) (string, error) {
 	if !full {
 		return summary, nil
 	}
+	n.reconciles.Add(1)
 	state, err := n.loadState(ctx)
 	if err != nil {
 		return "", fmt.Errorf("loading the runtime state: %w", err)
@@ -159,12 +167,12 @@ func (n *Node) reconcile(ctx context.Context, full bool) (string, error) {
 }
 
 // subscribe receives the channel and applies what peers publish. A
-// (re)subscription means messages may have been missed: it asks for a
-// reconciliation.
+// subscription that holds after a reconciliation loaded the shared state
+// (a resubscription after an outage, or the first one when it was slow)
+// may have missed messages: it asks for another.
 func (n *Node) subscribe(ctx context.Context) {
 	ps := n.rdb.Subscribe(ctx, n.keys.channel)
 	defer ps.Close()
-	first := true
 	for ctx.Err() == nil {
 		msg, err := ps.ReceiveTimeout(ctx, 5*heartbeatEvery)
 		if err != nil {
@@ -184,10 +192,10 @@ func (n *Node) subscribe(ctx context.Context) {
 		}
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if !first {
+			n.subscribeOnce.Do(func() { close(n.subscribed) })
+			if n.reconciles.Load() > 0 {
 				kick(n.reconcileKick)
 			}
-			first = false
 		case *redis.Message:
 			n.receive([]byte(m.Payload))
 		}
