@@ -89,6 +89,11 @@ type Server struct {
 	conns   map[*conn]struct{}
 	ln      net.Listener
 	closing atomic.Bool
+	// handover: closing for a binary upgrade. Idle keep-alive
+	// connections then wait for their next request (answered with
+	// "Connection: close") instead of being closed under a client that
+	// may be sending it.
+	handover atomic.Bool
 
 	Active atomic.Int64 // open client connections
 	// generated counts the 3xx, 4xx and 5xx replies lbd wrote itself
@@ -214,6 +219,33 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		if s.closeIdle() == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			s.Close()
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Drain is Shutdown for a binary upgrade, where another process now
+// accepts on the same socket: it stops accepting and lets every
+// connection end on its own terms, each after one more response at most
+// ("Connection: close"), or when its Client timeout ends it, until ctx
+// ends; then it closes everything. A keep-alive client is never closed
+// while it may be sending a request.
+func (s *Server) Drain(ctx context.Context) error {
+	s.handover.Store(true)
+	s.stopAccepting()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
 			return nil
 		}
 		select {

@@ -10,14 +10,19 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"golang.org/x/sync/errgroup"
 
+	"lbd/adminapi"
 	"lbd/config"
 	"lbd/engine"
+	"lbd/handoff"
 	"lbd/resolver"
 	"lbd/rules"
 )
@@ -173,12 +178,65 @@ func daemonize(o *options) int {
 
 // serve runs the engine until a signal ends it: SIGHUP and SIGINT stop
 // gracefully within Grace, SIGTERM and SIGQUIT at once (Pound); SIGUSR1
-// reloads the configuration (zproxy).
+// reloads the configuration (zproxy); SIGUSR2 upgrades the binary.
 func serve(o *options, cfg *config.Config) int {
 	log, access := setupLogging(o, cfg)
+	d := &daemon{o: o, log: log, notify: notifier{log: log}, handover: make(chan struct{}, 1)}
+	inh := engine.NewInherited()
+	pred, err := inheritFromPredecessor(inh)
+	if err == nil {
+		err = systemdSockets(inh)
+	}
+	if err != nil {
+		log.Errorf("%v", err)
+		pred.answer(err)
+		return exitErr
+	}
+	if err := d.start(cfg, access, inh, pred); err != nil {
+		log.Errorf("%v", err)
+		pred.answer(err)
+		d.notify.stopping("start failed: " + err.Error())
+		return exitErr
+	}
+	defer d.removePIDFile()
+	defer d.ctl.Close()
+	if stop := startProfile(log); stop != nil {
+		defer stop()
+	}
+	return d.run(pred)
+}
+
+// daemon is a serving lbd: the engine, its control sockets, and what
+// systemd and a binary upgrade need.
+type daemon struct {
+	o       *options
+	log     *logrus.Logger
+	eng     *engine.Engine
+	ctl     *control
+	notify  notifier
+	pidFile string
+	// upgrading is set while an upgrade runs and for good once one
+	// succeeded; handover then tells the main loop to drain.
+	upgrading atomic.Bool
+	handover  chan struct{}
+}
+
+// start builds the engine on the inherited and new sockets, restores a
+// predecessor's state, and opens the control sockets and the PID file.
+func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherited, pred *predecessor) error {
+	o, log := d.o, d.log
 	prefix := ""
 	if access == os.Stdout {
 		prefix = o.prog + ": "
+	}
+	var restore *handoff.State
+	if pred != nil {
+		restore = pred.state
+		var skipped []string
+		cfg, skipped = engine.ApplyRuntime(cfg, restore)
+		for _, msg := range skipped {
+			log.Warnf("handoff: %s", msg)
+		}
 	}
 	engine.Version = apiVersion(o.prog)
 	eng, err := engine.New(cfg, engine.Options{
@@ -191,37 +249,179 @@ func serve(o *options, cfg *config.Config) int {
 		// LD_PRELOAD library, which a Go binary bypasses: lbd honours
 		// the same variables instead.
 		DNSRewrite: resolver.FakeDNS(os.Getenv),
+		Inherit:    inh,
+		Restore:    restore,
 	})
 	if err != nil {
-		log.Errorf("%v", err)
-		return exitErr
+		return err
 	}
 	log.Info("starting...")
 	started := watchStartup(log)
 	err = eng.Start()
 	close(started)
 	if err != nil {
-		log.Errorf("%v", err)
-		return exitErr
+		return err
 	}
-	ctl, err := startControl(o, cfg, eng, log)
-	if err != nil {
-		log.Errorf("%v", err)
+	d.eng = eng
+	if d.ctl, err = startControl(o, cfg, front{eng, d}, inh, log); err != nil {
 		eng.Close()
+		return err
+	}
+	if err := unusedSockets(inh, log); err != nil {
+		d.ctl.Close()
+		eng.Close()
+		return err
+	}
+	d.pidFile = pidPath(o, cfg)
+	if d.pidFile != "" {
+		if err := os.WriteFile(d.pidFile, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o600); err != nil {
+			log.Warnf("can't write PID file %s: %v", d.pidFile, err)
+		}
+	}
+	return nil
+}
+
+// unusedSockets refuses a socket systemd passed that no listener took:
+// systemd keeps it open, so its clients would wait for an accept that
+// never comes. One handed over by an upgrade whose listener the new
+// configuration dropped is simply closed.
+func unusedSockets(inh *engine.Inherited, log *logrus.Logger) error {
+	var errs []string
+	for _, msg := range inh.Unused() {
+		if strings.HasPrefix(msg, "systemd ") {
+			errs = append(errs, msg)
+			continue
+		}
+		log.Infof("%s: closed", msg)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s; add a listener for it or remove it from the socket unit", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// removePIDFile removes the PID file unless a successor wrote its own.
+func (d *daemon) removePIDFile() {
+	if d.pidFile == "" {
+		return
+	}
+	b, err := os.ReadFile(d.pidFile)
+	if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(os.Getpid()) {
+		os.Remove(d.pidFile)
+	}
+}
+
+// run reports readiness (to systemd and to a predecessor), pings the
+// watchdog and handles signals until lbd stops; the three run in one
+// errgroup and end together.
+func (d *daemon) run(pred *predecessor) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g, ctx := errgroup.WithContext(ctx)
+	code := exitOK
+	g.Go(func() error {
+		defer cancel()
+		code = d.waitSignals(ctx)
+		return nil
+	})
+	g.Go(func() error {
+		select {
+		case <-d.eng.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		pred.answer(nil)
+		d.log.Debug("ready")
+		d.notify.ready(statusLine(d.eng))
+		return nil
+	})
+	g.Go(func() error { return d.notify.watchdog(ctx, d.eng) })
+	if err := g.Wait(); err != nil {
+		d.log.Errorf("%v", err)
 		return exitErr
 	}
-	pid := pidPath(o, cfg)
-	if pid != "" {
-		if err := os.WriteFile(pid, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o600); err != nil {
-			log.Warnf("can't write PID file %s: %v", pid, err)
+	return code
+}
+
+func (d *daemon) waitSignals(ctx context.Context) int {
+	for {
+		var s os.Signal
+		select {
+		case s = <-signals:
+		case <-d.handover:
+			return d.handOver()
 		}
-		defer os.Remove(pid)
+		switch s {
+		case syscall.SIGUSR1:
+			d.reload()
+		case syscall.SIGUSR2:
+			if _, err := d.startUpgrade(); err == nil {
+				return d.handOver()
+			}
+		case syscall.SIGHUP, syscall.SIGINT:
+			d.log.Info("shutting down...")
+			d.notify.stopping("draining connections")
+			grace := time.Duration(d.eng.Config().Grace)
+			ctx, cancel := context.WithTimeout(ctx, grace)
+			d.eng.Shutdown(ctx)
+			cancel()
+			return exitOK
+		default:
+			d.log.Info("shutting down...")
+			d.notify.stopping("stopping")
+			d.eng.Close()
+			return exitOK
+		}
 	}
-	defer ctl.Close()
-	if stop := startProfile(log); stop != nil {
-		defer stop()
+}
+
+// handOver drains after a successful upgrade: the control sockets and
+// the listeners are the new process's now.
+func (d *daemon) handOver() int {
+	grace := time.Duration(d.eng.Config().Grace)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	d.ctl.HandOver(ctx)
+	if err := d.eng.Handover(ctx); err != nil {
+		d.log.Warnf("handover: connections still open after Grace were closed: %v", err)
 	}
-	return waitSignals(o, eng, log)
+	d.log.Info("handed over; exiting")
+	return exitOK
+}
+
+// reload re-reads the configuration file (SIGUSR1, PATCH /config); on
+// error nothing changes. systemd sees RELOADING=1 and then READY=1
+// either way.
+func (d *daemon) reload() error {
+	d.notify.reloading("reloading the configuration")
+	err := d.eng.Reload()
+	if err != nil {
+		d.notify.ready(statusLine(d.eng) + "; reload failed: " + err.Error())
+		return err
+	}
+	d.notify.ready(statusLine(d.eng))
+	return nil
+}
+
+// front is the engine as the control API sees it, with the daemon's
+// reload (which tells systemd) and binary upgrade.
+type front struct {
+	*engine.Engine
+	d *daemon
+}
+
+// Reload is PATCH /config.
+func (f front) Reload() error { return f.d.reload() }
+
+// Upgrade is PATCH /upgrade (lbctl upgrade).
+func (f front) Upgrade() (adminapi.UpgradeResult, error) { return f.d.startUpgrade() }
+
+// HandOver starts the drain once the upgrade's reply is sent.
+func (f front) HandOver() {
+	select {
+	case f.d.handover <- struct{}{}:
+	default: // already asked
+	}
 }
 
 func pidPath(o *options, cfg *config.Config) string {
@@ -248,7 +448,7 @@ func pidPath(o *options, cfg *config.Config) string {
 var signals = make(chan os.Signal, 8)
 
 func catchSignals() {
-	signal.Notify(signals, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1)
+	signal.Notify(signals, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 	signal.Ignore(syscall.SIGPIPE)
 }
 
@@ -275,44 +475,14 @@ func watchStartup(log *logrus.Logger) chan struct{} {
 					log.Info("reload requested before start: the configuration was just loaded")
 					continue
 				}
+				if s == syscall.SIGUSR2 {
+					log.Warn("binary upgrade requested before start: ignored")
+					continue
+				}
 				log.Info("shutting down...")
 				os.Exit(exitOK)
 			}
 		}
 	}()
 	return started
-}
-
-func waitSignals(o *options, eng *engine.Engine, log *logrus.Logger) int {
-	for s := range signals {
-		switch s {
-		case syscall.SIGUSR1:
-			if err := reload(o, eng); err != nil {
-				log.Errorf("reload failed, keeping the running configuration: %v", err)
-			} else {
-				log.Info("configuration reloaded")
-			}
-		case syscall.SIGHUP, syscall.SIGINT:
-			log.Info("shutting down...")
-			grace := time.Duration(eng.Config().Grace)
-			ctx, cancel := context.WithTimeout(context.Background(), grace)
-			eng.Shutdown(ctx)
-			cancel()
-			return exitOK
-		default:
-			log.Info("shutting down...")
-			eng.Close()
-			return exitOK
-		}
-	}
-	return exitOK
-}
-
-// reload re-reads the configuration file; on error nothing changes.
-func reload(o *options, eng *engine.Engine) error {
-	cfg, _, err := config.Load(o.configFile, loadOptions(o))
-	if err != nil {
-		return err
-	}
-	return eng.Apply(cfg)
 }
