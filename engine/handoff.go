@@ -192,14 +192,9 @@ func (e *Engine) restoreMatrices(keys []string) {
 // (or their Client timeout), until ctx ends; then everything is closed.
 // UNIX socket files are left in place: they are the new process's now.
 func (e *Engine) Handover(ctx context.Context) error {
-	e.mu.Lock()
-	servers := e.servers
-	e.mu.Unlock()
+	servers := e.StopAccepting()
 	var wg sync.WaitGroup
 	for _, s := range servers {
-		if ul, ok := s.raw.(*net.UnixListener); ok {
-			ul.SetUnlinkOnClose(false)
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -209,6 +204,22 @@ func (e *Engine) Handover(ctx context.Context) error {
 	wg.Wait()
 	e.stop()
 	return ctx.Err()
+}
+
+// StopAccepting is the start of Handover, for the moment the new
+// process serves: no more accepts here, and every response says
+// "Connection: close". It returns the servers to drain.
+func (e *Engine) StopAccepting() []*server {
+	e.mu.Lock()
+	servers := e.servers
+	e.mu.Unlock()
+	for _, s := range servers {
+		if ul, ok := s.raw.(*net.UnixListener); ok {
+			ul.SetUnlinkOnClose(false)
+		}
+		s.srv.BeginDrain()
+	}
+	return servers
 }
 
 // Ready is closed once the first round of health checks has ended, so

@@ -41,8 +41,7 @@ type State struct {
 	Version int `json:"version"`
 	// PID is the process handing over.
 	PID int `json:"pid"`
-	// Sockets describe the descriptors passed with the document, in
-	// descriptor order.
+	// Sockets describe the descriptors passed with the document.
 	Sockets   []Socket   `json:"sockets"`
 	Listeners []Listener `json:"listeners,omitempty"`
 	Services  []Service  `json:"services,omitempty"`
@@ -58,8 +57,9 @@ type State struct {
 
 // Socket is one passed descriptor.
 type Socket struct {
-	// FD is the descriptor number in the receiving process.
-	FD   int    `json:"fd"`
+	// Index is the descriptor's position among those passed (they
+	// travel beside the document, SCM_RIGHTS, in this order).
+	Index int    `json:"index"`
 	Kind string `json:"kind"`
 	// Key is the listener's bind identity, or the control socket's
 	// absolute path.
@@ -184,8 +184,8 @@ func Encode(w io.Writer, s *State) error {
 }
 
 // Decode reads one document written by Encode (of this version or an
-// older one) and checks it: unknown fields, a newer version, descriptor
-// numbers below 3 or repeated, or a socket without a key are errors.
+// older one) and checks it: unknown fields, a newer version, a negative
+// or repeated descriptor index, or a socket without a key are errors.
 func Decode(r io.Reader) (*State, error) {
 	dec := json.NewDecoder(io.LimitReader(r, MaxSize))
 	dec.DisallowUnknownFields()
@@ -209,16 +209,16 @@ func (s *State) check() error {
 	seen := map[int]bool{}
 	for _, so := range s.Sockets {
 		switch {
-		case so.FD < 3:
-			return fmt.Errorf("socket %q: descriptor %d is not an inherited one", so.Key, so.FD)
-		case seen[so.FD]:
-			return fmt.Errorf("descriptor %d is listed twice", so.FD)
+		case so.Index < 0:
+			return fmt.Errorf("socket %q: negative descriptor index %d", so.Key, so.Index)
+		case seen[so.Index]:
+			return fmt.Errorf("descriptor %d is listed twice", so.Index)
 		case so.Key == "":
-			return fmt.Errorf("descriptor %d has no key", so.FD)
+			return fmt.Errorf("descriptor %d has no key", so.Index)
 		case so.Kind != KindListener && so.Kind != KindControl:
-			return fmt.Errorf("descriptor %d: unknown kind %q", so.FD, so.Kind)
+			return fmt.Errorf("descriptor %d: unknown kind %q", so.Index, so.Kind)
 		}
-		seen[so.FD] = true
+		seen[so.Index] = true
 	}
 	return nil
 }

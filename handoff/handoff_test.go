@@ -20,9 +20,9 @@ func sample() *State {
 	return &State{
 		PID: 4242,
 		Sockets: []Socket{
-			{FD: 4, Kind: KindListener, Key: "addr:127.0.0.1:8080", Name: "web"},
-			{FD: 5, Kind: KindListener, Key: "addr:/run/lbd/http.sock"},
-			{FD: 6, Kind: KindControl, Key: "/run/lbd/control.sock"},
+			{Index: 0, Kind: KindListener, Key: "addr:127.0.0.1:8080", Name: "web"},
+			{Index: 1, Kind: KindListener, Key: "addr:/run/lbd/http.sock"},
+			{Index: 2, Kind: KindControl, Key: "control:/run/lbd/control.sock"},
 		},
 		Listeners: []Listener{{Key: "addr:127.0.0.1:8080", Enabled: true}, {Key: "addr:/run/lbd/http.sock", Enabled: false}},
 		Services: []Service{{
@@ -81,10 +81,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"no version", `{"pid":1,"sockets":[]}`, "not a handoff version"},
 		{"newer", `{"version":2,"pid":1,"sockets":[]}`, "newer than this binary's 1"},
 		{"unknown field", `{"version":1,"pid":1,"sockets":[],"extra":true}`, "unknown field"},
-		{"low fd", `{"version":1,"pid":1,"sockets":[{"fd":2,"kind":"listener","key":"a"}]}`, "not an inherited one"},
-		{"twice", `{"version":1,"pid":1,"sockets":[{"fd":4,"kind":"listener","key":"a"},{"fd":4,"kind":"control","key":"b"}]}`, "listed twice"},
-		{"no key", `{"version":1,"pid":1,"sockets":[{"fd":4,"kind":"listener","key":""}]}`, "has no key"},
-		{"kind", `{"version":1,"pid":1,"sockets":[{"fd":4,"kind":"pipe","key":"a"}]}`, "unknown kind"},
+		{"negative index", `{"version":1,"pid":1,"sockets":[{"index":-1,"kind":"listener","key":"a"}]}`, "negative descriptor index"},
+		{"twice", `{"version":1,"pid":1,"sockets":[{"index":0,"kind":"listener","key":"a"},{"index":0,"kind":"control","key":"b"}]}`, "listed twice"},
+		{"no key", `{"version":1,"pid":1,"sockets":[{"index":0,"kind":"listener","key":""}]}`, "has no key"},
+		{"kind", `{"version":1,"pid":1,"sockets":[{"index":0,"kind":"pipe","key":"a"}]}`, "unknown kind"},
 		{"two keys", `{"version":1,"pid":1,"sockets":[],"services":[{"key":"s","enabled":true,"sessions":[{"key":"a","key_base64":"YQ==","backend":"b"}]}]}`, "both key and key_base64"},
 		{"bad base64", `{"version":1,"pid":1,"sockets":[],"services":[{"key":"s","enabled":true,"sessions":[{"key_base64":"!","backend":"b"}]}]}`, "key_base64"},
 		{"keyless session", `{"version":1,"pid":1,"sockets":[],"services":[{"key":"s","enabled":true,"sessions":[{"backend":"b"}]}]}`, "without a key"},
@@ -109,7 +109,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(buf.Bytes())
 	f.Add([]byte(`{"version":1,"pid":1,"sockets":[]}`))
-	f.Add([]byte(`{"version":1,"pid":1,"sockets":[{"fd":3,"kind":"control","key":"/x"}]}`))
+	f.Add([]byte(`{"version":1,"pid":1,"sockets":[{"index":0,"kind":"control","key":"/x"}]}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		s, err := Decode(bytes.NewReader(doc))
 		if err != nil {

@@ -237,8 +237,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ends; then it closes everything. A keep-alive client is never closed
 // while it may be sending a request.
 func (s *Server) Drain(ctx context.Context) error {
-	s.handover.Store(true)
-	s.stopAccepting()
+	s.BeginDrain()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -255,6 +254,14 @@ func (s *Server) Drain(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// BeginDrain is the start of Drain: the socket is no longer accepted on
+// and every response from now on says "Connection: close". It may be
+// called before Drain, which calls it again.
+func (s *Server) BeginDrain() {
+	s.handover.Store(true)
+	s.stopAccepting()
 }
 
 // Close stops accepting and closes every connection at once.

@@ -274,9 +274,24 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 	}
 	d.pidFile = pidPath(o, cfg)
 	if d.pidFile != "" {
-		if err := os.WriteFile(d.pidFile, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o600); err != nil {
+		if err := writePIDFile(d.pidFile); err != nil {
 			log.Warnf("can't write PID file %s: %v", d.pidFile, err)
 		}
+	}
+	return nil
+}
+
+// writePIDFile replaces the PID file in one step (a new file renamed
+// over it), so that at a binary upgrade a reader sees the old pid or the
+// new one, never an empty file.
+func writePIDFile(path string) error {
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
 	}
 	return nil
 }

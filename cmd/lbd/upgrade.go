@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -20,15 +21,21 @@ import (
 )
 
 // A binary upgrade (lbctl upgrade, SIGUSR2) starts the binary now
-// installed at lbd's path with lbd's own arguments and hands it, through
-// os/exec's ExtraFiles, a socketpair for the handshake (descriptor 3),
-// then every listening socket and control socket. The handshake is:
+// installed at lbd's path with lbd's own arguments and gives it, as
+// descriptor 3 (os/exec's ExtraFiles), one end of a socketpair. Over it:
 //
-//	old -> new: one handoff document (package handoff) naming the
-//	            descriptors 4... and carrying the runtime state
+//	old -> new: every listening and control socket, SCM_RIGHTS, in
+//	            one-byte messages of at most maxRights descriptors
+//	            ('F' more follow, 'E' the last), as HAProxy's -x does
+//	old -> new: one handoff document (package handoff) naming those
+//	            descriptors by position and carrying the runtime state
 //	new -> old: one JSON line, {"pid":N} once it serves (listeners
 //	            bound, state restored, first health round done, PID
 //	            file written), or {"error":"..."} before it exits
+//
+// The sockets do not go through ExtraFiles: os/exec would put them in
+// blocking mode (os.File.Fd), and that flag is shared with the copies
+// this process still accepts on.
 //
 // Both processes accept on the shared sockets for a moment; then the old
 // one stops accepting and drains with Grace (engine.Handover). If the new
@@ -64,6 +71,7 @@ func (d *daemon) startUpgrade() (adminapi.UpgradeResult, error) {
 		d.notify.ready(statusLine(d.eng) + "; upgrade failed: " + err.Error())
 		return adminapi.UpgradeResult{}, err
 	}
+	d.eng.StopAccepting()
 	d.log.Infof("upgrade: pid %d serves; handing over and draining", pid)
 	d.notify.mainPID(pid, fmt.Sprintf("handed over to pid %d, draining", pid))
 	return adminapi.UpgradeResult{PID: pid, Previous: os.Getpid()}, nil
@@ -88,10 +96,10 @@ func (d *daemon) spawnSuccessor() (int, error) {
 	defer mine.Close()
 	st := d.eng.Handoff()
 	st.PID = os.Getpid()
-	files, err := d.socketFiles(st)
+	socks, err := d.socketFDs(st)
 	defer func() {
-		for _, f := range files {
-			f.Close()
+		for _, fd := range socks {
+			unix.Close(fd)
 		}
 	}()
 	if err != nil {
@@ -102,13 +110,13 @@ func (d *daemon) spawnSuccessor() (int, error) {
 	cmd.Args[0] = os.Args[0] // invoked as pound stays pound
 	cmd.Env = successorEnv(os.Environ())
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.ExtraFiles = append([]*os.File{theirs}, files...)
+	cmd.ExtraFiles = []*os.File{theirs}
 	err = cmd.Start()
 	theirs.Close()
 	if err != nil {
 		return 0, err
 	}
-	reply, err := handshake(mine, st)
+	reply, err := handshake(mine, socks, st)
 	if err == nil && reply.Error != "" {
 		err = errors.New(reply.Error)
 	}
@@ -133,35 +141,108 @@ func (d *daemon) spawnSuccessor() (int, error) {
 	return reply.PID, nil
 }
 
-// socketFiles duplicates every listening and control socket for the new
-// process and describes them in st (descriptor 3 is the handshake).
-func (d *daemon) socketFiles(st *handoff.State) ([]*os.File, error) {
-	var files []*os.File
+// socketFDs duplicates every listening and control socket for the new
+// process and describes them in st, in order. The copies share the
+// sockets (and their non-blocking mode) with the ones in use.
+func (d *daemon) socketFDs(st *handoff.State) ([]int, error) {
+	var fds []int
 	add := func(ln net.Listener, so handoff.Socket) error {
-		fl, ok := ln.(interface{ File() (*os.File, error) })
-		if !ok {
-			return fmt.Errorf("socket %s (%T) cannot be passed on", ln.Addr(), ln)
-		}
-		f, err := fl.File()
+		fd, err := dupSocket(ln)
 		if err != nil {
 			return fmt.Errorf("socket %s: %w", ln.Addr(), err)
 		}
-		so.FD = 4 + len(files)
-		files = append(files, f)
+		so.Index = len(fds)
+		fds = append(fds, fd)
 		st.Sockets = append(st.Sockets, so)
 		return nil
 	}
 	for _, s := range d.eng.Sockets() {
 		if err := add(s.Ln, handoff.Socket{Kind: handoff.KindListener, Key: s.Key, Name: s.Name}); err != nil {
-			return files, err
+			return fds, err
 		}
 	}
 	for path, ln := range d.ctl.sockets() {
 		if err := add(ln, handoff.Socket{Kind: handoff.KindControl, Key: engine.ControlKey(path)}); err != nil {
-			return files, err
+			return fds, err
 		}
 	}
-	return files, nil
+	return fds, nil
+}
+
+// dupSocket returns a close-on-exec duplicate of ln's descriptor.
+func dupSocket(ln net.Listener) (int, error) {
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("%T cannot be passed on", ln)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	dup, derr := -1, error(nil)
+	if err := rc.Control(func(fd uintptr) {
+		dup, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		return -1, err
+	}
+	return dup, derr
+}
+
+// maxRights is how many descriptors one message carries (the kernel
+// takes at most 253).
+const maxRights = 200
+
+// sendFDs passes fds in one-byte messages, 'F' while more follow.
+func sendFDs(c *net.UnixConn, fds []int) error {
+	for {
+		n := min(len(fds), maxRights)
+		tag := byte('F')
+		if n == len(fds) {
+			tag = 'E'
+		}
+		var oob []byte
+		if n > 0 {
+			oob = unix.UnixRights(fds[:n]...)
+		}
+		if _, _, err := c.WriteMsgUnix([]byte{tag}, oob, nil); err != nil {
+			return err
+		}
+		if fds = fds[n:]; tag == 'E' {
+			return nil
+		}
+	}
+}
+
+// recvFDs receives what sendFDs sent; the descriptors are close-on-exec.
+func recvFDs(c *net.UnixConn) ([]int, error) {
+	var fds []int
+	for {
+		buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4*maxRights))
+		n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
+		if err != nil {
+			return fds, err
+		}
+		if n != 1 || flags&unix.MSG_CTRUNC != 0 {
+			return fds, errors.New("descriptors lost in transit")
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return fds, err
+		}
+		for i := range msgs {
+			got, err := unix.ParseUnixRights(&msgs[i])
+			if err != nil {
+				return fds, err
+			}
+			for _, fd := range got {
+				unix.CloseOnExec(fd)
+			}
+			fds = append(fds, got...)
+		}
+		if buf[0] == 'E' {
+			return fds, nil
+		}
+	}
 }
 
 // successorEnv is the new process's environment: the handshake
@@ -180,11 +261,15 @@ func successorEnv(env []string) []string {
 	return append(out, upgradeEnv+"=3", daemonEnv+"=1")
 }
 
-// handshake sends the state and reads the answer within upgradeTimeout.
-func handshake(f net.Conn, st *handoff.State) (upgradeReply, error) {
+// handshake sends the sockets and the state and reads the answer within
+// upgradeTimeout.
+func handshake(f *net.UnixConn, fds []int, st *handoff.State) (upgradeReply, error) {
 	var reply upgradeReply
 	if err := f.SetDeadline(time.Now().Add(upgradeTimeout)); err != nil {
 		return reply, err
+	}
+	if err := sendFDs(f, fds); err != nil {
+		return reply, fmt.Errorf("passing the sockets: %w", err)
 	}
 	if err := handoff.Encode(f, st); err != nil {
 		return reply, fmt.Errorf("sending the state: %w", err)
@@ -202,20 +287,25 @@ func handshake(f net.Conn, st *handoff.State) (upgradeReply, error) {
 	return reply, nil
 }
 
-// fileConn makes a socket descriptor a net.Conn (pollable, so deadlines
-// work) and closes f.
-func fileConn(f *os.File) (net.Conn, error) {
+// fileConn makes a socketpair end a *net.UnixConn (pollable, so
+// deadlines work) and closes f.
+func fileConn(f *os.File) (*net.UnixConn, error) {
 	defer f.Close()
 	c, err := net.FileConn(f)
 	if err != nil {
 		return nil, fmt.Errorf("handoff socket: %w", err)
 	}
-	return c, nil
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("handoff socket is a %T", c)
+	}
+	return uc, nil
 }
 
 // predecessor is the new process's end of the handshake.
 type predecessor struct {
-	f     net.Conn
+	f     *net.UnixConn
 	state *handoff.State
 }
 
@@ -239,14 +329,32 @@ func inheritFromPredecessor(in *engine.Inherited) (*predecessor, error) {
 	if err := p.f.SetReadDeadline(time.Now().Add(upgradeTimeout)); err != nil {
 		return p, fmt.Errorf("handoff descriptor: %w", err)
 	}
+	fds, err := recvFDs(p.f)
+	files := make([]*os.File, len(fds))
+	for i, fd := range fds {
+		files[i] = os.NewFile(uintptr(fd), "inherited")
+	}
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	if err != nil {
+		return p, fmt.Errorf("receiving the sockets: %w", err)
+	}
 	st, err := handoff.Decode(p.f)
 	if err != nil {
 		return p, err
 	}
 	p.state = st
 	for _, so := range st.Sockets {
-		unix.CloseOnExec(so.FD)
-		f := os.NewFile(uintptr(so.FD), so.Key)
+		if so.Index >= len(files) || files[so.Index] == nil {
+			return p, fmt.Errorf("handoff: socket %s: descriptor %d was not passed", so.Key, so.Index)
+		}
+		f := files[so.Index]
+		files[so.Index] = nil // AddFile closes it
 		if err := in.AddFile(f, so.Name, so.Key, fmt.Sprintf("pid %d", st.PID)); err != nil {
 			return p, err
 		}
