@@ -60,7 +60,7 @@ type Socket struct {
 	// Index is the descriptor's position among those passed (they
 	// travel beside the document, SCM_RIGHTS, in this order).
 	Index int    `json:"index"`
-	Kind string `json:"kind"`
+	Kind  string `json:"kind"`
 	// Key is the listener's bind identity, or the control socket's
 	// absolute path.
 	Key string `json:"key"`
