@@ -9,12 +9,12 @@ import (
 )
 
 // verify runs systemd-analyze verify on copies of the units whose
-// /usr/sbin/lbd is exe, and returns its exit error and output. It works
+// /usr/sbin/lbd is exe, and returns its output and exit error. It works
 // offline, as root in a container without a running systemd; the man
 // pages named by Documentation= are not installed yet, so they are not
 // looked up (the installed package is verified with them by make
 // deb-check).
-func verify(t *testing.T, exe string, edit func(unit, text string) string) (error, string) {
+func verify(t *testing.T, exe string, edit func(unit, text string) string) (string, error) {
 	t.Helper()
 	dir := t.TempDir()
 	var paths []string
@@ -34,7 +34,7 @@ func verify(t *testing.T, exe string, edit func(unit, text string) string) (erro
 		paths = append(paths, p)
 	}
 	out, err := exec.Command("systemd-analyze", append([]string{"verify", "--man=no"}, paths...)...).CombinedOutput()
-	return err, strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), err
 }
 
 // lbdBinary builds lbd, for the units' Exec lines to point at.
@@ -55,7 +55,7 @@ func lbdBinary(t *testing.T) string {
 // teeth (verify only warns about a bad value, so any output fails).
 func TestUnitsVerify(t *testing.T) {
 	exe := lbdBinary(t)
-	if err, out := verify(t, exe, nil); err != nil || out != "" {
+	if out, err := verify(t, exe, nil); err != nil || out != "" {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
 	}
 	broken := func(unit, text string) string {
@@ -64,11 +64,11 @@ func TestUnitsVerify(t *testing.T) {
 		}
 		return text
 	}
-	if err, out := verify(t, exe, broken); err == nil && out == "" {
+	if out, err := verify(t, exe, broken); err == nil && out == "" {
 		t.Fatal("systemd-analyze verify accepted Type=notifyy: the check proves nothing")
 	}
 	missing := func(_, text string) string { return strings.ReplaceAll(text, exe, exe+".missing") }
-	if err, out := verify(t, exe, missing); err == nil && out == "" {
+	if out, err := verify(t, exe, missing); err == nil && out == "" {
 		t.Fatal("systemd-analyze verify accepted a missing binary")
 	}
 }

@@ -41,9 +41,6 @@ func (n notifier) reloading(status string) {
 // stopping says lbd is shutting down.
 func (n notifier) stopping(status string) { n.send(sd.SdNotifyStopping, "STATUS="+status) }
 
-// status updates the status line only.
-func (n notifier) status(status string) { n.send("STATUS=" + status) }
-
 // mainPID tells systemd another process is the service now (after a
 // binary upgrade).
 func (n notifier) mainPID(pid int, status string) {
