@@ -161,7 +161,6 @@ func (d *daemon) run(pred *predecessor) int {
 			return nil
 		}
 		pred.answer(nil)
-		d.log.Debug("ready")
 		d.notify.ready(statusLine(d.eng))
 		return nil
 	})
