@@ -211,6 +211,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	zsock := filepath.Join(dir, "z.sock")
 	p := startLBD(t, upgradeConfig(a, b, c), "-C", zsock)
 	ctl, pidFile := filepath.Join(p.dir, "ctl.sock"), filepath.Join(p.dir, "lbd.pid")
+	waitSocket(t, zsock)
 
 	// Runtime changes: c disabled, d added with weight 3.
 	zproxyCall(t, zsock, "PATCH", "/listener/0/service/app/backend/"+strings.Replace(c.addr, ":", "-", 1)+"/status", `{"status":"disabled"}`)
@@ -331,6 +332,7 @@ func TestUpgradeClosesIdleKeepAlive(t *testing.T) {
 	if r := exchange(); r.StatusCode != 200 || r.Close {
 		t.Fatalf("before: %d close=%v", r.StatusCode, r.Close)
 	}
+	waitSocket(t, filepath.Join(p.dir, "ctl.sock"))
 	pid := lbctlUpgrade(t, filepath.Join(p.dir, "ctl.sock"))
 	r := exchange()
 	// net/http reads "Connection: close" into Close (and drops the line).
@@ -365,6 +367,7 @@ func TestUpgradeFailureKeepsServing(t *testing.T) {
 	if err := os.WriteFile(p.cfg, append(good, "Bogus 1\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	waitSocket(t, filepath.Join(p.dir, "ctl.sock"))
 	out, err := exec.Command(binary(t, "lbctl"), "-s", filepath.Join(p.dir, "ctl.sock"), "upgrade").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "upgrade failed") || !strings.Contains(string(out), "exited before it was ready") {
 		t.Fatalf("lbctl upgrade: %v %q", err, out)
@@ -400,6 +403,7 @@ func TestUpgradeAsPound(t *testing.T) {
 	}
 	p := runBinary(t, pound, dir, path, fmt.Sprintf("127.0.0.1:%d", port))
 	sock := filepath.Join(dir, "ctl.sock")
+	waitSocket(t, sock)
 	pid := lbctlUpgrade(t, sock)
 	if pid == p.cmd.Process.Pid {
 		t.Fatal("no new process")

@@ -85,9 +85,10 @@ type Server struct {
 	state   atomic.Pointer[Listener]
 	enabled atomic.Bool
 
-	mu      sync.Mutex // guards conns and ln; never taken per request
+	mu      sync.Mutex // guards conns, ln and loop; never taken per request
 	conns   map[*conn]struct{}
 	ln      net.Listener
+	loop    chan struct{} // closed when Serve returns
 	closing atomic.Bool
 	// handover: closing for a binary upgrade. Idle keep-alive
 	// connections then wait for their next request (answered with
@@ -146,7 +147,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		return ErrServerClosed
 	}
 	s.ln = ln
+	loop := make(chan struct{})
+	s.loop = loop
 	s.mu.Unlock()
+	defer close(loop)
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -198,7 +202,10 @@ func (s *Server) track(c *conn, add bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if add {
-		if s.closing.Load() {
+		// A connection accepted as a hand-over begins is served (with
+		// "Connection: close"): closing it would reset a client that
+		// has sent its request already.
+		if s.closing.Load() && !s.handover.Load() {
 			return false
 		}
 		s.conns[c] = struct{}{}
@@ -238,6 +245,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // while it may be sending a request.
 func (s *Server) Drain(ctx context.Context) error {
 	s.BeginDrain()
+	// The accept loop may hold a connection it accepted as the socket
+	// closed: once the loop has ended, every connection is counted.
+	s.mu.Lock()
+	loop := s.loop
+	s.mu.Unlock()
+	if loop != nil {
+		select {
+		case <-loop:
+		case <-ctx.Done():
+		}
+	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
