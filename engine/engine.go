@@ -54,6 +54,7 @@ type Engine struct {
 	wg      sync.WaitGroup
 	started time.Time
 	control http.Handler // Pound API for Control backends in services
+	dash    http.Handler // the dashboard for Dashboard backends
 	dyn     *dynamic     // DNS state of the dynamic backends
 	// runtime journals what the control API changed in the running
 	// configuration since the file was read, for a binary upgrade.
