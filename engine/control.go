@@ -125,7 +125,7 @@ func (e *Engine) setLogLevelLocked(listener int, level string) error {
 	}
 	ll := handoff.LogLevel{Level: level}
 	if listener >= 0 {
-		ll.Listener = bindKey(cfg.Listeners[listener])
+		ll.Listener = bindKeys(cfg.Listeners)[listener]
 	}
 	e.runtime.levels = append(e.runtime.levels, ll)
 	return nil
@@ -280,8 +280,8 @@ func listenerServiceRef(cfg *config.Config, key string) (adminapi.Ref, bool) {
 }
 
 func listenerByKey(cfg *config.Config, key string) int {
-	for i, l := range cfg.Listeners {
-		if bindKey(l) == key {
+	for i, k := range bindKeys(cfg.Listeners) {
+		if k == key {
 			return i
 		}
 	}

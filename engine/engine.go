@@ -97,13 +97,14 @@ func (e *Engine) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.started = time.Now()
+	keys := bindKeys(e.g.cfg.Listeners)
 	for i, l := range e.g.cfg.Listeners {
-		ln, raw, err := bind(l, e.opts.Inherit, e.opts.Log)
+		ln, raw, err := bind(l, keys[i], e.opts.Inherit, e.opts.Log)
 		if err != nil {
 			e.closeAll()
 			return fmt.Errorf("%s: listener %d: %w", l.Pos, i, err)
 		}
-		s := &server{key: bindKey(l), name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(e.g.listeners[i])}
+		s := &server{key: keys[i], name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(e.g.listeners[i])}
 		e.servers = append(e.servers, s)
 	}
 	configureTLS(e.servers, e.g.cfg, e.opts.Log)

@@ -236,7 +236,7 @@ func TestInheritedMatching(t *testing.T) {
 		{"socket from", &config.Listener{SocketFrom: "/x"}, nil},
 	}
 	for _, c := range cases {
-		if got := in.take(c.l); got != c.want {
+		if got := in.take(c.l, bindKey(c.l)); got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, addrOf(got), addrOf(c.want))
 		}
 	}

@@ -61,14 +61,14 @@ func (in *Inherited) Add(ln net.Listener, name, key, origin string) {
 	in.socks = append(in.socks, &inheritedSocket{ln: ln, name: name, key: key, origin: origin})
 }
 
-// take returns the socket for listener l, or nil.
-func (in *Inherited) take(l *config.Listener) net.Listener {
+// take returns the socket for listener l, whose bind identity is key
+// (bindKeys), or nil.
+func (in *Inherited) take(l *config.Listener, key string) net.Listener {
 	if in == nil {
 		return nil
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	key := bindKey(l)
 	if s := in.find(func(s *inheritedSocket) bool { return s.key != "" && s.key == key }); s != nil {
 		return s.claim()
 	}

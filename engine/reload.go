@@ -37,15 +37,16 @@ func (e *Engine) reloadLocked(cfg *config.Config) error {
 	}
 	next := make([]*server, len(cfg.Listeners))
 	var fresh []*server
+	keys := bindKeys(cfg.Listeners)
 	for i, l := range cfg.Listeners {
-		key := bindKey(l)
+		key := keys[i]
 		if s, ok := old[key]; ok {
 			s.name = l.Name
 			next[i] = s
 			delete(old, key)
 			continue
 		}
-		ln, raw, err := bind(l, e.opts.Inherit, e.opts.Log)
+		ln, raw, err := bind(l, key, e.opts.Inherit, e.opts.Log)
 		if err != nil {
 			for _, s := range fresh {
 				s.ln.Close()

@@ -14,13 +14,33 @@ import (
 	"lbd/listener"
 )
 
-// bindKey identifies a listening socket: a reload keeps the socket of a
-// listener whose key is unchanged.
+// bindKey identifies a listening socket by what the configuration says
+// of it; bindKeys makes it unique.
 func bindKey(l *config.Listener) string {
 	if l.SocketFrom != "" {
 		return "from:" + l.SocketFrom
 	}
 	return "addr:" + listenAddress(l)
+}
+
+// bindKeys returns the identity of each listener's socket, in order: a
+// reload keeps the socket of a listener whose key is unchanged, and an
+// upgrade hands each socket over under its key. Listeners that share a
+// bindKey (several on one address with Port 0, each bound to a port of
+// its own) are told apart by their rank among them, "#2" and on, as
+// backends listed twice are.
+func bindKeys(ls []*config.Listener) []string {
+	keys := make([]string, len(ls))
+	seen := make(map[string]int, len(ls))
+	for i, l := range ls {
+		k := bindKey(l)
+		seen[k]++
+		if n := seen[k]; n > 1 {
+			k += "#" + strconv.Itoa(n)
+		}
+		keys[i] = k
+	}
+	return keys
 }
 
 func listenAddress(l *config.Listener) string {
@@ -30,13 +50,14 @@ func listenAddress(l *config.Listener) string {
 	return net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 }
 
-// bind opens the listener's socket: the one inherited for it (systemd,
+// bind opens the listener's socket: the one inherited for it under key
+// (see bindKeys) or otherwise matched (systemd,
 // or the lbd this one replaced), else TCP on Address:Port, a UNIX socket
 // when Address is a path, or a socket received over SocketFrom. raw is
 // the socket itself, ln what the proxy accepts on (a TLS wrapper for
 // ListenHTTPS).
-func bind(l *config.Listener, inh *Inherited, log *logrus.Logger) (ln, raw net.Listener, err error) {
-	raw = inh.take(l)
+func bind(l *config.Listener, key string, inh *Inherited, log *logrus.Logger) (ln, raw net.Listener, err error) {
+	raw = inh.take(l, key)
 	if raw != nil {
 		log.Debugf("%s: using the inherited socket %s", l.Pos, raw.Addr())
 	} else if raw, err = bindRaw(l, log); err != nil {
