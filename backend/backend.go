@@ -98,7 +98,7 @@ type Backend struct {
 	// of pooled, so nothing stays open to a backend no config names.
 	retired atomic.Bool
 	watchField
-	connLimit int64
+	connLimit atomic.Int64 // 0 = unlimited; the control API may change it
 	active    atomic.Int64 // connections checked out (in use)
 	pending   atomic.Int64 // connects in progress
 	latency   atomic.Int64 // EWMA of response time in ns; -1 = none
@@ -120,16 +120,18 @@ type Backend struct {
 	network, address, id string
 	probeNet, probeAddr  string
 	hasHA                bool // a separate HAport is probed
-	priority, weight     int
-	connTO               time.Duration
-	timeout, wsTimeout   time.Duration
-	emergency            bool
-	group                int
-	noPassiveDown        bool
-	log                  logrus.FieldLogger
-	dial                 DialFunc
-	serverName           string
-	https                bool
+	// priority and weight change at runtime through the control API
+	// (SetPriority, SetWeight); balancers read them when they rebuild.
+	priority, weight   atomic.Int64
+	connTO             time.Duration
+	timeout, wsTimeout time.Duration
+	emergency          bool
+	group              int
+	noPassiveDown      bool
+	log                logrus.FieldLogger
+	dial               DialFunc
+	serverName         string
+	https              bool
 }
 
 // New builds a Backend from o, applying the documented defaults. It starts
@@ -140,9 +142,6 @@ func New(o Options) *Backend {
 		network:       o.Network,
 		address:       o.Address,
 		id:            o.ID,
-		priority:      o.Priority,
-		weight:        max(o.Weight, 1),
-		connLimit:     int64(max(o.ConnLimit, 0)),
 		connTO:        o.ConnTO,
 		timeout:       o.TimeOut,
 		wsTimeout:     o.WSTimeOut,
@@ -172,6 +171,9 @@ func New(o Options) *Backend {
 	if b.dial == nil {
 		b.dial = (&net.Dialer{}).DialContext
 	}
+	b.priority.Store(int64(o.Priority))
+	b.weight.Store(int64(max(o.Weight, 1)))
+	b.connLimit.Store(int64(max(o.ConnLimit, 0)))
 	b.probeNet, b.probeAddr = probeTarget(b.network, b.address, o.HAPort)
 	b.hasHA = o.HAPort != ""
 	b.enabled.Store(!o.Disabled)
@@ -224,14 +226,14 @@ func (b *Backend) String() string { return b.address }
 // ID returns the zproxy-style identifier ("addr-port").
 func (b *Backend) ID() string { return b.id }
 
-// Priority returns the configured Priority (Pound weight or zproxy tier).
-func (b *Backend) Priority() int { return b.priority }
+// Priority returns the Priority (Pound weight or zproxy tier).
+func (b *Backend) Priority() int { return int(b.priority.Load()) }
 
 // Weight returns the zproxy weight (at least 1).
-func (b *Backend) Weight() int { return b.weight }
+func (b *Backend) Weight() int { return int(b.weight.Load()) }
 
 // ConnLimit returns the connection limit; 0 = unlimited.
-func (b *Backend) ConnLimit() int { return int(b.connLimit) }
+func (b *Backend) ConnLimit() int { return int(b.connLimit.Load()) }
 
 // ConnTO returns the connect timeout.
 func (b *Backend) ConnTO() time.Duration { return b.connTO }

@@ -257,3 +257,40 @@ func TestDisableResetsConnectTime(t *testing.T) {
 		t.Errorf("ConnectTime = %v after disable, want -1", b.ConnectTime())
 	}
 }
+
+// TestRuntimeSettings: Priority and Weight changes notify the balancers
+// once per real change; a ConnLimit change does not (picks read it), and
+// Available sees it at once.
+func TestRuntimeSettings(t *testing.T) {
+	t.Parallel()
+	lg, _ := testLogger()
+	b := New(Options{Address: "10.0.0.1:80", Priority: 5, Weight: 2, Logger: lg})
+	calls := 0
+	b.OnChange(func() { calls++ })
+	b.active.Store(3)
+	steps := []struct {
+		name    string
+		do      func() bool
+		changed bool
+		calls   int
+		check   func() bool
+	}{
+		{name: "priority", do: func() bool { return b.SetPriority(9) }, changed: true, calls: 1, check: func() bool { return b.Priority() == 9 }},
+		{name: "same priority", do: func() bool { return b.SetPriority(9) }, calls: 1, check: func() bool { return b.Priority() == 9 }},
+		{name: "priority 0", do: func() bool { return b.SetPriority(0) }, changed: true, calls: 2, check: func() bool { return b.Priority() == 0 }},
+		{name: "weight", do: func() bool { return b.SetWeight(7) }, changed: true, calls: 3, check: func() bool { return b.Weight() == 7 }},
+		{name: "weight below 1 is 1", do: func() bool { return b.SetWeight(0) }, changed: true, calls: 4, check: func() bool { return b.Weight() == 1 }},
+		{name: "same weight", do: func() bool { return b.SetWeight(1) }, calls: 4, check: func() bool { return b.Weight() == 1 }},
+		{name: "limit under the load", do: func() bool { return b.SetConnLimit(2) }, changed: true, calls: 4,
+			check: func() bool { return b.ConnLimit() == 2 && !b.Available() }},
+		{name: "limit lifted", do: func() bool { return b.SetConnLimit(0) }, changed: true, calls: 4,
+			check: func() bool { return b.ConnLimit() == 0 && b.Available() }},
+		{name: "negative limit is none", do: func() bool { return b.SetConnLimit(-4) }, calls: 4,
+			check: func() bool { return b.ConnLimit() == 0 }},
+	}
+	for _, s := range steps {
+		if got := s.do(); got != s.changed || calls != s.calls || !s.check() {
+			t.Errorf("%s: changed %v calls %d check %v, want %v %d true", s.name, got, calls, s.check(), s.changed, s.calls)
+		}
+	}
+}

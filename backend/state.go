@@ -20,7 +20,38 @@ func (b *Backend) Available() bool {
 	if !b.enabled.Load() || !b.alive.Load() {
 		return false
 	}
-	return b.connLimit == 0 || b.connLimit >= b.pending.Load()+b.active.Load()
+	limit := b.connLimit.Load()
+	return limit == 0 || limit >= b.pending.Load()+b.active.Load()
+}
+
+// SetPriority changes the Priority (the control API) and reports whether
+// it changed. Balancers are told, as of a flip, and republish their
+// snapshot with the new value.
+func (b *Backend) SetPriority(n int) bool {
+	if b.priority.Swap(int64(n)) == int64(n) {
+		return false
+	}
+	b.notify()
+	return true
+}
+
+// SetWeight changes the zproxy weight (values below 1 become 1, as in
+// New) and reports whether it changed; balancers are told.
+func (b *Backend) SetWeight(n int) bool {
+	n = max(n, 1)
+	if b.weight.Swap(int64(n)) == int64(n) {
+		return false
+	}
+	b.notify()
+	return true
+}
+
+// SetConnLimit changes the connection limit (0 = none; negative values
+// become 0) and reports whether it changed. Balancers check the limit at
+// every pick, so nothing is republished: the next pick sees it.
+func (b *Backend) SetConnLimit(n int) bool {
+	n = max(n, 0)
+	return b.connLimit.Swap(int64(n)) != int64(n)
 }
 
 // SetEnabled flips the administrative state and reports whether it changed.
@@ -56,7 +87,8 @@ func (b *Backend) SetAlive(on bool, reason string) bool {
 }
 
 // OnChange registers fn to run synchronously after every enabled or alive
-// flip, so balancers can republish their eligible set. It returns a function
+// flip and every Priority or Weight change, so balancers can republish
+// their eligible set. It returns a function
 // that unregisters fn; balancers call it when a reload replaces them, since a
 // Backend outlives the balancers built around it.
 func (b *Backend) OnChange(fn func()) (remove func()) {

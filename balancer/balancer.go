@@ -121,7 +121,6 @@ type Balancer struct {
 	mu      sync.Mutex // serialises rebuilds and Close
 	tiers   []int      // the balancer groups present, in increasing order
 	all     []*backend.Backend
-	byPrio  []*backend.Backend // regular backends by Priority (zproxy tiers)
 	removes []func()
 }
 
@@ -141,7 +140,6 @@ func New(kind Kind, backends []*backend.Backend, opts ...Option) *Balancer {
 	for _, o := range opts {
 		o(b)
 	}
-	b.byPrio = sortedByPriority(b.all)
 	b.tiers = tiersOf(b.all)
 	b.cursors = make([]cursor, len(b.tiers))
 	b.rebuild()

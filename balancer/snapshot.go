@@ -62,14 +62,16 @@ func tiersOf(bs []*backend.Backend) []int {
 }
 
 // rebuild computes and publishes a new snapshot from the backends' current
-// enabled/alive state. Serialised by mu, and every flip calls it after its
-// store, so the last rebuild always sees the latest state.
+// enabled/alive state, weights and priorities. Serialised by mu, and every
+// flip or change calls it after its store, so the last rebuild always sees
+// the latest state.
 func (b *Balancer) rebuild() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := &snapshot{groups: make([]group, len(b.tiers))}
 	if b.mode == ZproxyMode {
-		s.priority = servicePriority(b.byPrio)
+		// Sorted here, not once: priorities change at runtime.
+		s.priority = servicePriority(sortedByPriority(b.all))
 	}
 	members := make([][]*backend.Backend, len(b.tiers))
 	for _, be := range b.all {
