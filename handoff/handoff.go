@@ -2,11 +2,16 @@
 // replaces it at a zero-downtime upgrade (lbctl upgrade, SIGUSR2): which
 // inherited descriptor is which socket, and everything an operator or the
 // traffic changed since the configuration was loaded (enabled flags,
-// health, sessions, backends added through the API, log levels).
+// health, sessions, backends added, removed or re-weighted through the
+// API, log levels).
 //
 // The format is versioned JSON. A new binary reads every version up to
 // its own and refuses a newer one, so a downgrade to a binary that does
 // not know the format fails cleanly and the old process keeps serving.
+// A document is written in the oldest version that can hold it: version
+// 2 added backends removed and backend settings changed at runtime, so
+// a state without them is still version 1 and a downgrade to a binary
+// of version 1 works.
 // Objects are named by the engine's identities (the keys reloads already
 // use to carry state over), never by position alone, so a configuration
 // file edited between start and upgrade loses only what it removed.
@@ -23,8 +28,8 @@ import (
 	"unicode/utf8"
 )
 
-// Version is the format this binary writes and the newest it reads.
-const Version = 1
+// Version is the newest format this binary writes and reads.
+const Version = 2
 
 // MaxSize bounds a state document: session tables are capped by the
 // configuration, and a peer that sends more is not an lbd.
@@ -51,6 +56,15 @@ type State struct {
 	// LogLevels are the request log formats set through the control API
 	// since the file was last read, in the order they were set.
 	LogLevels []LogLevel `json:"log_levels,omitempty"`
+	// Removed are the backends of the configuration file removed through
+	// the control API since it was last read, by the engine's backend
+	// identity, in the order they were removed (version 2). A new process
+	// removes them from the file's configuration before it adds Added.
+	Removed []string `json:"removed_backends,omitempty"`
+	// Settings are the Priority, Weight and ConnLimit values set through
+	// the control API since the file was last read, one entry per backend
+	// with the values it has now (version 2), applied after Added.
+	Settings []BackendSettings `json:"backend_settings,omitempty"`
 	// DisabledMatrices are the dynamic backends an operator disabled.
 	DisabledMatrices []string `json:"disabled_matrices,omitempty"`
 }
@@ -165,6 +179,15 @@ type AddedBackend struct {
 	ConnLimit int    `json:"conn_limit,omitempty"`
 }
 
+// BackendSettings are the values the control API set on one backend,
+// by the engine's backend identity; a nil value was not changed.
+type BackendSettings struct {
+	Backend   string `json:"backend"`
+	Priority  *int   `json:"priority,omitempty"`
+	Weight    *int   `json:"weight,omitempty"`
+	ConnLimit *int   `json:"conn_limit,omitempty"`
+}
+
 // LogLevel is a request log format set at runtime: for the listener with
 // the given bind identity, or the global one when Listener is "".
 type LogLevel struct {
@@ -172,9 +195,13 @@ type LogLevel struct {
 	Level    string `json:"level"`
 }
 
-// Encode writes s as one JSON document followed by a newline.
+// Encode writes s as one JSON document followed by a newline, in the
+// oldest version that holds it.
 func Encode(w io.Writer, s *State) error {
-	s.Version = Version
+	s.Version = 1
+	if len(s.Removed) > 0 || len(s.Settings) > 0 {
+		s.Version = 2
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -219,6 +246,32 @@ func (s *State) check() error {
 			return fmt.Errorf("descriptor %d: unknown kind %q", so.Index, so.Kind)
 		}
 		seen[so.Index] = true
+	}
+	return s.checkBackends()
+}
+
+// checkBackends checks the version 2 parts.
+func (s *State) checkBackends() error {
+	if s.Version < 2 && (len(s.Removed) > 0 || len(s.Settings) > 0) {
+		return fmt.Errorf("version %d cannot hold removed backends or backend settings", s.Version)
+	}
+	for _, k := range s.Removed {
+		if k == "" {
+			return errors.New("a removed backend has no key")
+		}
+	}
+	for _, bs := range s.Settings {
+		switch {
+		case bs.Backend == "":
+			return errors.New("backend settings without a backend")
+		case bs.Priority == nil && bs.Weight == nil && bs.ConnLimit == nil:
+			return fmt.Errorf("backend settings of %s set nothing", bs.Backend)
+		}
+		for _, v := range []*int{bs.Priority, bs.Weight, bs.ConnLimit} {
+			if v != nil && *v < 0 {
+				return fmt.Errorf("backend settings of %s: negative value %d", bs.Backend, *v)
+			}
+		}
 	}
 	return nil
 }

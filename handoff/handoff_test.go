@@ -13,8 +13,21 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// sample is a state with every field set, as an upgrade of a busy lbd
-// would write it.
+func intp(n int) *int { return &n }
+
+// sample2 is sample with the version 2 fields set.
+func sample2() *State {
+	s := sample()
+	s.Removed = []string{"l0/0:app/127.0.0.3:80", "g/0:fallback/backend.example:80|all|inet|0|0"}
+	s.Settings = []BackendSettings{
+		{Backend: "l0/0:app/127.0.0.2:80", Priority: intp(0)},
+		{Backend: "l0/0:app/127.0.0.4:8081", Weight: intp(7), ConnLimit: intp(2)},
+	}
+	return s
+}
+
+// sample is a state with every version 1 field set, as an upgrade of a
+// busy lbd would write it.
 func sample() *State {
 	seen := time.Date(2025, 3, 1, 12, 30, 45, 123456789, time.UTC)
 	return &State{
@@ -43,34 +56,48 @@ func sample() *State {
 	}
 }
 
-// TestGolden pins the version 1 format: a new binary must keep reading
-// what an old one wrote, so the file changes only with the version.
+// TestGolden pins each format: a new binary must keep reading what an
+// old one wrote, so a file changes only with its version. A state
+// without the version 2 fields is still written as version 1, which a
+// binary of version 1 reads (a downgrade).
 func TestGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := Encode(&buf, sample()); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		file    string
+		state   func() *State
+		version int
+	}{
+		{"v1.json", sample, 1},
+		{"v2.json", sample2, 2},
 	}
-	golden := filepath.Join("testdata", "v1.json")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Fatalf("encoding changed:\n got %s\nwant %s", buf.Bytes(), want)
-	}
-	got, err := Decode(bytes.NewReader(want))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp := sample()
-	exp.Version = Version
-	if !reflect.DeepEqual(got, exp) {
-		t.Fatalf("round trip:\n got %+v\nwant %+v", got, exp)
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Encode(&buf, tc.state()); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tc.file)
+			if *update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Fatalf("encoding changed:\n got %s\nwant %s", buf.Bytes(), want)
+			}
+			got, err := Decode(bytes.NewReader(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp := tc.state()
+			exp.Version = tc.version
+			if !reflect.DeepEqual(got, exp) {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", got, exp)
+			}
+		})
 	}
 }
 
@@ -79,7 +106,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty", "", "EOF"},
 		{"not json", "hello", "invalid character"},
 		{"no version", `{"pid":1,"sockets":[]}`, "not a handoff version"},
-		{"newer", `{"version":2,"pid":1,"sockets":[]}`, "newer than this binary's 1"},
+		{"newer", `{"version":3,"pid":1,"sockets":[]}`, "newer than this binary's 2"},
+		{"v2 fields in v1", `{"version":1,"pid":1,"sockets":[],"removed_backends":["k"]}`, "version 1 cannot hold"},
+		{"empty removed key", `{"version":2,"pid":1,"sockets":[],"removed_backends":[""]}`, "removed backend has no key"},
+		{"settings without backend", `{"version":2,"pid":1,"sockets":[],"backend_settings":[{"weight":2}]}`, "without a backend"},
+		{"settings of nothing", `{"version":2,"pid":1,"sockets":[],"backend_settings":[{"backend":"k"}]}`, "set nothing"},
+		{"negative setting", `{"version":2,"pid":1,"sockets":[],"backend_settings":[{"backend":"k","conn_limit":-1}]}`, "negative value"},
+		{"settings field", `{"version":2,"pid":1,"sockets":[],"backend_settings":[{"backend":"k","weight":1,"x":1}]}`, "unknown field"},
 		{"unknown field", `{"version":1,"pid":1,"sockets":[],"extra":true}`, "unknown field"},
 		{"negative index", `{"version":1,"pid":1,"sockets":[{"index":-1,"kind":"listener","key":"a"}]}`, "negative descriptor index"},
 		{"twice", `{"version":1,"pid":1,"sockets":[{"index":0,"kind":"listener","key":"a"},{"index":0,"kind":"control","key":"b"}]}`, "listed twice"},
@@ -108,6 +141,12 @@ func FuzzDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
+	buf.Reset()
+	if err := Encode(&buf, sample2()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"version":2,"pid":1,"sockets":[],"backend_settings":[{"backend":"k","priority":0}]}`))
 	f.Add([]byte(`{"version":1,"pid":1,"sockets":[]}`))
 	f.Add([]byte(`{"version":1,"pid":1,"sockets":[{"index":0,"kind":"control","key":"/x"}]}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
