@@ -21,6 +21,16 @@ const (
 	// rebuild after a DNS change). Never replicated: it tells a cluster
 	// to attach to the new objects and re-apply its state to them.
 	ChangeReloaded
+	// ChangeBackendPriority, ChangeBackendWeight, ChangeBackendConnLimit:
+	// a backend's Priority, Weight (zproxy's) or ConnLimit was set at
+	// runtime (Spec.Priority, Spec.Weight, Spec.ConnLimit).
+	ChangeBackendPriority
+	ChangeBackendWeight
+	ChangeBackendConnLimit
+	// ChangeBackendRemoved: a backend was removed at runtime. A cluster
+	// orders it with ChangeBackendAdded of the same backend: whichever
+	// came last says whether the backend is there.
+	ChangeBackendRemoved
 )
 
 // Change is one control change the engine applied, naming its object the

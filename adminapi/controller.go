@@ -79,6 +79,22 @@ type BackendSpec struct {
 	ConnLimit int
 }
 
+// BackendSettings are the values a runtime change of a backend sets (an
+// lbd extension: PATCH of a backend in both dialects); nil leaves a value
+// as it is.
+type BackendSettings struct {
+	// Weight is the backend's weight in its service's balancing: Pound's
+	// Priority (0-65535, 0 = never picked) in a service balanced by
+	// Pound's random or iwrr, zproxy's Weight (1-2147483647) in one with a
+	// RoutingPolicy.
+	Weight *int
+	// Priority is the Priority statement: the weight itself under Pound's
+	// balancing (0-65535), zproxy's tier (1-9) under a RoutingPolicy.
+	Priority *int
+	// ConnLimit caps the backend's connections; 0 removes the cap.
+	ConnLimit *int
+}
+
 // Controller is what the control API needs from the running engine. All
 // methods must be safe for concurrent use. Mutations report failures by
 // wrapping ErrNotFound, ErrInvalid or ErrConflict; any other error is an
@@ -92,6 +108,14 @@ type Controller interface {
 	// AddBackend appends a backend to the service ref at runtime. Like
 	// zproxy, the addition is not written to the configuration file.
 	AddBackend(ref Ref, spec BackendSpec) error
+	// SetBackend changes a backend's weight, priority or connection
+	// limit at runtime; balancers use the new values from their next
+	// pick. Like AddBackend, the change lasts until the next reload.
+	SetBackend(ref Ref, s BackendSettings) error
+	// RemoveBackend removes a backend from its service at runtime: its
+	// sessions go, requests in flight finish, its connections close. A
+	// backend of the configuration file comes back at the next reload.
+	RemoveBackend(ref Ref) error
 	// SetLogLevel sets the request log format of a listener (index into
 	// State.Listeners) or, with listener -1, the global one. level is a
 	// format name or number; "" clears a listener's own level.

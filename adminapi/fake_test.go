@@ -210,6 +210,56 @@ func (f *fakeCtl) AddBackend(ref Ref, b BackendSpec) error {
 	})
 }
 
+// settingsText prints BackendSettings, "-" for a value not given.
+func settingsText(s BackendSettings) string {
+	v := func(p *int) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprint(*p)
+	}
+	return fmt.Sprintf("w%s p%s c%s", v(s.Weight), v(s.Priority), v(s.ConnLimit))
+}
+
+func (f *fakeCtl) SetBackend(ref Ref, set BackendSettings) error {
+	return f.mutate(fmt.Sprintf("SetBackend %v %s", ref, settingsText(set)), func(st *State) error {
+		s, err := service(st, ref)
+		if err != nil {
+			return err
+		}
+		if ref.Backend < 0 || ref.Backend >= len(s.Backends) {
+			return fmt.Errorf("backend %d: %w", ref.Backend, ErrNotFound)
+		}
+		if set.Weight != nil && *set.Weight > 65535 {
+			return fmt.Errorf("weight %d out of range 0-65535: %w", *set.Weight, ErrInvalid)
+		}
+		b := &s.Backends[ref.Backend]
+		for _, p := range []struct{ src, dst *int }{{set.Weight, &b.Weight}, {set.Priority, &b.Priority}, {set.ConnLimit, &b.ConnLimit}} {
+			if p.src != nil {
+				*p.dst = *p.src
+			}
+		}
+		return nil
+	})
+}
+
+func (f *fakeCtl) RemoveBackend(ref Ref) error {
+	return f.mutate(fmt.Sprintf("RemoveBackend %v", ref), func(st *State) error {
+		s, err := service(st, ref)
+		if err != nil {
+			return err
+		}
+		if ref.Backend < 0 || ref.Backend >= len(s.Backends) {
+			return fmt.Errorf("backend %d: %w", ref.Backend, ErrNotFound)
+		}
+		if s.Backends[ref.Backend].kind() != KindRegular {
+			return fmt.Errorf("backend %d is special: %w", ref.Backend, ErrInvalid)
+		}
+		s.Backends = append(s.Backends[:ref.Backend], s.Backends[ref.Backend+1:]...)
+		return nil
+	})
+}
+
 // logNames are the formats the fake accepts (numbers map to names).
 var logNames = []string{"null", "regular", "extended", "vhost_combined", "combined", "detailed"}
 

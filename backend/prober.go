@@ -78,6 +78,15 @@ func (p *Prober) Remove(bs ...*Backend) {
 	}
 }
 
+// Watches reports whether b is under watch (for the engine's checks
+// that a removed backend is no longer probed).
+func (p *Prober) Watches(b *Backend) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.set[b]
+	return ok
+}
+
 // Start runs the probe loop until ctx ends or Stop is called, beginning with
 // one round at once (zproxy probes new backends immediately). Calling Start
 // twice does nothing.

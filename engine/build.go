@@ -13,6 +13,7 @@ import (
 	"lbd/backend"
 	"lbd/balancer"
 	"lbd/config"
+	"lbd/handoff"
 	"lbd/http1"
 	"lbd/proxy"
 	"lbd/rules"
@@ -65,16 +66,30 @@ type builder struct {
 	replaced map[*backend.Backend]*backend.Backend
 	// env is the configuration's rule scope (detached conditions,
 	// constants, trusted proxies); listeners and services narrow it.
-	env *rules.Env
-	log logrus.FieldLogger
-	dyn *dynamic // what matrices expand to
+	env  *rules.Env
+	log  logrus.FieldLogger
+	dyn  *dynamic // what matrices expand to
+	opts buildOptions
+}
+
+// buildOptions say what a build takes from the running engine besides
+// what every rebuild carries over.
+type buildOptions struct {
+	// settings are the Priority, Weight and ConnLimit values the control
+	// API set, by backend key: they win over the configuration's, so a
+	// rebuild for another reason keeps them.
+	settings map[string]handoff.BackendSettings
+	// keepServices carries each service's enabled flag over by identity,
+	// for a rebuild of the running configuration (a runtime change, DNS);
+	// a reload of the file sets them as the file says.
+	keepServices bool
 }
 
 // build makes the graph for cfg, reusing state of prev (nil at start),
 // with the matrices expanded as dyn has them now. On error nothing of
 // prev changes and the half-built graph is released.
-func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic) (*graph, error) {
-	b := &builder{cfg: cfg, prev: prev, log: log, dyn: dyn,
+func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic, opts buildOptions) (*graph, error) {
+	b := &builder{cfg: cfg, prev: prev, log: log, dyn: dyn, opts: opts,
 		next:     &graph{cfg: cfg, backends: map[string]*backend.Backend{}, matrices: map[string]*config.Backend{}},
 		replaced: map[*backend.Backend]*backend.Backend{}}
 	fail := func(err error) (*graph, error) {
@@ -155,9 +170,9 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Pos, err)
 	}
-	if old := b.prev.findService(scope, idx, s.Name); old != nil && old.Cfg == s {
-		// The same configuration rebuilt (DNS changes, log level): what
-		// the operator set stays.
+	if old := b.prev.findService(scope, idx, s.Name); old != nil && (old.Cfg == s || b.opts.keepServices) {
+		// The running configuration rebuilt (DNS changes, log level,
+		// backends added or removed): what the operator set stays.
 		svc.SetEnabled(old.Enabled())
 	}
 	return svc, nil
@@ -228,6 +243,9 @@ func (g *graph) findService(scope string, idx int, name string) *service.Service
 }
 
 func (b *builder) backend(key string, cb *config.Backend, group int) *backend.Backend {
+	if set, ok := b.opts.settings[key]; ok {
+		cb = withSettings(cb, set)
+	}
 	var old *backend.Backend
 	if b.prev != nil {
 		old = b.prev.backends[key]

@@ -153,18 +153,22 @@ func (e *Engine) addedChange(ref adminapi.Ref, spec adminapi.BackendSpec) admina
 // state after a reload costs no rebuild. An object this instance does
 // not have is ErrNotFound.
 //
-// Before Start, backends and services take their state at once (so the
-// first requests already see it), while listeners, runtime backends and
-// log levels are ErrNotFound: the first needs the bound sockets and the
-// others a rebuild, which would bind them; the cluster applies them again
-// once the engine runs.
+// Before Start, backends and services take their state and settings at
+// once (so the first requests already see them), while listeners,
+// runtime backends (added or removed) and log levels are ErrNotFound: the
+// first needs the bound sockets and the others a rebuild, which would
+// bind them; the cluster applies them again once the engine runs.
 func (e *Engine) ApplyChange(c adminapi.Change) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cancel == nil && c.Kind != adminapi.ChangeEnabled {
+	if e.cancel == nil && needsRebuild(c.Kind) {
 		return fmt.Errorf("not started yet: %w", adminapi.ErrNotFound)
 	}
 	switch c.Kind {
+	case adminapi.ChangeBackendPriority, adminapi.ChangeBackendWeight, adminapi.ChangeBackendConnLimit:
+		return e.applyValuesLocked(c)
+	case adminapi.ChangeBackendRemoved:
+		return e.applyRemovalLocked(c)
 	case adminapi.ChangeEnabled:
 		ref, err := e.g.ref(c.Listener, c.Service, c.Backend)
 		if err != nil {
@@ -202,6 +206,57 @@ func (e *Engine) ApplyChange(c adminapi.Change) error {
 		return e.setLogLevelLocked(li, c.Level)
 	}
 	return fmt.Errorf("change kind %d: %w", c.Kind, adminapi.ErrInvalid)
+}
+
+// needsRebuild reports the changes an engine applies only once it runs.
+func needsRebuild(k adminapi.ChangeKind) bool {
+	switch k {
+	case adminapi.ChangeEnabled, adminapi.ChangeBackendPriority, adminapi.ChangeBackendWeight, adminapi.ChangeBackendConnLimit:
+		return false
+	}
+	return true
+}
+
+// applyValuesLocked applies a peer's Priority, Weight or ConnLimit.
+func (e *Engine) applyValuesLocked(c adminapi.Change) error {
+	ref, err := e.g.ref(c.Listener, c.Service, c.Backend)
+	if err != nil {
+		return err
+	}
+	if ref.Backend < 0 {
+		return fmt.Errorf("no backend named: %w", adminapi.ErrInvalid)
+	}
+	svc, b, err := e.editable(ref)
+	if err != nil {
+		return err
+	}
+	v := changeValues(c)
+	if v.holds(b) {
+		return nil
+	}
+	if err := checkValues(svc.Cfg, v); err != nil {
+		return err
+	}
+	e.setValuesLocked(b, v)
+	return nil
+}
+
+// applyRemovalLocked removes a backend a peer removed; one that is not
+// there is not an error (a removal is a state: the backend is absent),
+// but a listener or service this instance lacks is ErrNotFound.
+func (e *Engine) applyRemovalLocked(c adminapi.Change) error {
+	if _, err := e.g.ref(c.Listener, c.Service, ""); err != nil {
+		return err
+	}
+	ref, err := e.g.ref(c.Listener, c.Service, c.Backend)
+	if errors.Is(err, adminapi.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = e.removeBackendLocked(ref)
+	return err
 }
 
 // logLevel is the log format of listener li (its own, "" if none), or

@@ -154,6 +154,35 @@ func TestControlChangesAreNamed(t *testing.T) {
 			}
 		})
 	}
+	// Backend settings: one change per value (each is a field of the
+	// cluster's state of its own); a Pound-balanced service's weight is
+	// its Priority.
+	settings := []struct {
+		name string
+		do   func() error
+		want []adminapi.Change
+	}{
+		{name: "weight under random is the priority", do: func() error { return e.SetBackend(ref(0, 0, 0), adminapi.BackendSettings{Weight: intp(7)}) },
+			want: []adminapi.Change{{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web", Backend: "127.0.0.2-80",
+				Spec: adminapi.BackendSpec{Priority: 7}}}},
+		{name: "priority and limit", do: func() error {
+			return e.SetBackend(ref(-1, 0, 0), adminapi.BackendSettings{Priority: intp(3), ConnLimit: intp(10)})
+		}, want: []adminapi.Change{
+			{Kind: adminapi.ChangeBackendPriority, Service: "global", Backend: "127.0.0.5-80", Spec: adminapi.BackendSpec{Priority: 3}},
+			{Kind: adminapi.ChangeBackendConnLimit, Service: "global", Backend: "127.0.0.5-80", Spec: adminapi.BackendSpec{ConnLimit: 10}}}},
+		{name: "removed", do: func() error { return e.RemoveBackend(ref(1, 0, 1)) },
+			want: []adminapi.Change{{Kind: adminapi.ChangeBackendRemoved, Listener: "#1", Service: "other", Backend: "127.0.0.9-81"}}},
+	}
+	for _, tt := range settings {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.do(); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.taken(); !slices.Equal(got, tt.want) {
+				t.Fatalf("reported %+v, want %+v", got, tt.want)
+			}
+		})
+	}
 	if err := e.SetEnabled(ref(0, 0, 7), false); err == nil || len(f.taken()) != 0 {
 		t.Fatalf("a failed change: err %v, reported %v", err, f.taken())
 	}
@@ -185,6 +214,27 @@ func TestApplyChange(t *testing.T) {
 				bs := st.Listeners[1].Services[0].Backends
 				return len(bs) == 2 && bs[1].Address == "127.0.0.9" && bs[1].Weight == 2
 			}},
+		{name: "priority", c: adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 9}},
+			check: func(st *adminapi.State) bool { return st.Listeners[0].Services[0].Backends[1].Priority == 9 }},
+		{name: "zproxy weight", c: adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Weight: 4}},
+			check: func(st *adminapi.State) bool { return st.Listeners[0].Services[0].Backends[1].Weight == 4 }},
+		{name: "connlimit", c: adminapi.Change{Kind: adminapi.ChangeBackendConnLimit, Service: "global",
+			Backend: "127.0.0.5-80", Spec: adminapi.BackendSpec{ConnLimit: 5}},
+			check: func(st *adminapi.State) bool { return st.Services[0].Backends[0].ConnLimit == 5 }},
+		{name: "priority out of range", c: adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 70000}}, wantErr: adminapi.ErrInvalid},
+		{name: "settings of a service", c: adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web",
+			Spec: adminapi.BackendSpec{Weight: 4}}, wantErr: adminapi.ErrInvalid},
+		{name: "remove backend", c: adminapi.Change{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web", Backend: "127.0.0.2-80"},
+			check: func(st *adminapi.State) bool {
+				bs := st.Listeners[0].Services[0].Backends
+				return len(bs) == 1 && bs[0].Address == "127.0.0.3"
+			}},
+		{name: "remove what is gone", c: adminapi.Change{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web", Backend: "127.0.0.2-80"}},
+		{name: "remove in an unknown service", c: adminapi.Change{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "nope",
+			Backend: "127.0.0.2-80"}, wantErr: adminapi.ErrNotFound},
 		{name: "unknown listener", c: adminapi.Change{Kind: adminapi.ChangeEnabled, Listener: "nope"}, wantErr: adminapi.ErrNotFound},
 		{name: "unknown service", c: adminapi.Change{Kind: adminapi.ChangeEnabled, Listener: "front", Service: "nope"}, wantErr: adminapi.ErrNotFound},
 		{name: "unknown backend", c: adminapi.Change{Kind: adminapi.ChangeEnabled, Listener: "front", Service: "web", Backend: "10.0.0.1-1"}, wantErr: adminapi.ErrNotFound},
@@ -211,6 +261,8 @@ func TestApplyChange(t *testing.T) {
 		{Kind: adminapi.ChangeLogLevel, Listener: "front", Level: "combined"},
 		{Kind: adminapi.ChangeBackendAdded, Listener: "#1", Service: "other", Backend: "127.0.0.9-81",
 			Spec: adminapi.BackendSpec{Address: "127.0.0.9", Port: 81, Weight: 2, Priority: 1}},
+		{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web", Backend: "127.0.0.2-80"},
+		{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web", Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 9}},
 	} {
 		if err := e.ApplyChange(c); err != nil {
 			t.Fatal(err)
@@ -251,6 +303,10 @@ func TestApplyChangeBeforeStart(t *testing.T) {
 		{name: "runtime backend", c: adminapi.Change{Kind: adminapi.ChangeBackendAdded, Listener: "front", Service: "web",
 			Backend: "127.0.0.9-81", Spec: adminapi.BackendSpec{Address: "127.0.0.9", Port: 81}}, wantErr: adminapi.ErrNotFound},
 		{name: "log level", c: adminapi.Change{Kind: adminapi.ChangeLogLevel, Level: "detailed"}, wantErr: adminapi.ErrNotFound},
+		{name: "backend weight", c: adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 2}}},
+		{name: "backend removed", c: adminapi.Change{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80"}, wantErr: adminapi.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -261,7 +317,8 @@ func TestApplyChangeBeforeStart(t *testing.T) {
 		})
 	}
 	st := e.State()
-	if st.Listeners[0].Services[0].Enabled || st.Listeners[0].Services[0].Backends[0].Enabled {
+	if st.Listeners[0].Services[0].Enabled || st.Listeners[0].Services[0].Backends[0].Enabled ||
+		st.Listeners[0].Services[0].Backends[1].Priority != 2 {
 		t.Fatal("the service and backend states were not applied before Start")
 	}
 	if len(e.Addrs()) != 0 {

@@ -120,7 +120,7 @@ func (e *Engine) setLogLevelLocked(listener int, level string) error {
 	if err != nil {
 		return err
 	}
-	if err := e.reloadLocked(cfg); err != nil {
+	if err := e.rebuildLocked(cfg); err != nil {
 		return err
 	}
 	ll := handoff.LogLevel{Level: level}
@@ -178,7 +178,7 @@ func (e *Engine) addBackendLocked(ref adminapi.Ref, spec adminapi.BackendSpec) e
 	if err != nil {
 		return err
 	}
-	if err := e.reloadLocked(cfg); err != nil {
+	if err := e.rebuildLocked(cfg); err != nil {
 		return err
 	}
 	svc := cfg.Listeners[ref.Listener].Services[ref.Service]
@@ -224,12 +224,21 @@ func withBackend(base *config.Config, ref adminapi.Ref, spec adminapi.BackendSpe
 }
 
 // ApplyRuntime makes the control API changes a handed-over state
-// journals (backends added, log formats set) to a configuration loaded
-// from the file, as the previous process had made them to its own. A
-// change whose listener or service the file no longer has is skipped
-// and reported.
+// journals (backends removed, added and re-weighted, log formats set) to
+// a configuration loaded from the file, as the previous process had made
+// them to its own: removals first (a backend removed and added again is
+// the one added), then additions, then settings. A change whose object
+// the file no longer has is skipped and reported.
 func ApplyRuntime(cfg *config.Config, st *handoff.State) (*config.Config, []string) {
 	var skipped []string
+	for _, key := range st.Removed {
+		at, ok := locateBackend(cfg, key)
+		if !ok {
+			skipped = append(skipped, fmt.Sprintf("backend %s removed: not in the configuration", key))
+			continue
+		}
+		cfg = withoutBackend(cfg, at)
+	}
 	for _, a := range st.Added {
 		ref, ok := listenerServiceRef(cfg, a.Service)
 		if !ok {
@@ -243,6 +252,14 @@ func ApplyRuntime(cfg *config.Config, st *handoff.State) (*config.Config, []stri
 			continue
 		}
 		cfg = next
+	}
+	for _, set := range st.Settings {
+		at, ok := locateBackend(cfg, set.Backend)
+		if !ok {
+			skipped = append(skipped, fmt.Sprintf("settings of backend %s: not in the configuration", set.Backend))
+			continue
+		}
+		cfg = withBackendSettings(cfg, at, set)
 	}
 	for _, ll := range st.LogLevels {
 		li := -1

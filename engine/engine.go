@@ -80,7 +80,7 @@ func New(cfg *config.Config, opts Options) (*Engine, error) {
 		opts.Log = logrus.StandardLogger()
 	}
 	e := &Engine{opts: opts, dyn: newDynamic(opts.Log, opts.DNSRewrite)}
-	g, err := build(cfg, nil, opts.Log, e.dyn)
+	g, err := build(cfg, nil, opts.Log, e.dyn, buildOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (e *Engine) dynamicRebuilds(ctx context.Context) {
 		case <-e.dyn.changed:
 		}
 		e.mu.Lock()
-		err := e.reloadLocked(e.g.cfg)
+		err := e.rebuildLocked(e.g.cfg)
 		e.mu.Unlock()
 		if err != nil {
 			e.opts.Log.Errorf("dynamic backends: %v", err)

@@ -43,7 +43,7 @@ End
 
 func mustBuild(t *testing.T, cfg *config.Config, prev *graph) *graph {
 	t.Helper()
-	g, err := build(cfg, prev, logrus.StandardLogger(), nil)
+	g, err := build(cfg, prev, logrus.StandardLogger(), nil, buildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

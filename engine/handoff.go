@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"lbd/backend"
+	"lbd/config"
 	"lbd/handoff"
 	"lbd/service"
 )
@@ -25,6 +27,71 @@ import (
 type runtimeJournal struct {
 	added  []handoff.AddedBackend
 	levels []handoff.LogLevel
+	// removed are the keys of configured backends removed, in order; a
+	// backend added at runtime and removed again leaves added instead.
+	removed []string
+	// settings are the values set on each backend, by key.
+	settings map[string]handoff.BackendSettings
+}
+
+// set records values set on the backend with key.
+func (j *runtimeJournal) set(key string, v backendValues) {
+	if j.settings == nil {
+		j.settings = map[string]handoff.BackendSettings{}
+	}
+	cur := j.settings[key]
+	cur.Backend = key
+	for _, f := range []struct{ src, dst **int }{{&v.priority, &cur.Priority}, {&v.weight, &cur.Weight}, {&v.connLimit, &cur.ConnLimit}} {
+		if *f.src != nil {
+			n := **f.src
+			*f.dst = &n
+		}
+	}
+	j.settings[key] = cur
+}
+
+// remove records the removal of the backend with key: its settings go,
+// and so does its addition if it was added at runtime; otherwise it came
+// from the file, which a new process must remove it from.
+func (j *runtimeJournal) remove(key string) {
+	delete(j.settings, key)
+	for i := len(j.added) - 1; i >= 0; i-- {
+		if addedKey(j.added[i]) == key {
+			j.added = append(j.added[:i:i], j.added[i+1:]...)
+			return
+		}
+	}
+	j.removed = append(j.removed, key)
+}
+
+// addedKey is the key of the backend an AddedBackend made (withBackend
+// makes a plain backend, TLS when asked).
+func addedKey(a handoff.AddedBackend) string {
+	cb := &config.Backend{Address: a.Address, Port: a.Port, HTTPS: a.HTTPS}
+	return a.Service + "/" + dialAddress(cb) + tlsTag(cb)
+}
+
+// export writes the journal into a handoff state.
+func (j *runtimeJournal) export(st *handoff.State) {
+	st.Added = append(st.Added, j.added...)
+	st.LogLevels = append(st.LogLevels, j.levels...)
+	st.Removed = append(st.Removed, j.removed...)
+	for _, set := range j.settings {
+		st.Settings = append(st.Settings, set)
+	}
+	slices.SortFunc(st.Settings, func(a, b handoff.BackendSettings) int { return strings.Compare(a.Backend, b.Backend) })
+}
+
+// restore makes the journal the one a handoff state carries.
+func (j *runtimeJournal) restore(st *handoff.State) {
+	*j = runtimeJournal{
+		added:   append([]handoff.AddedBackend(nil), st.Added...),
+		levels:  append([]handoff.LogLevel(nil), st.LogLevels...),
+		removed: append([]string(nil), st.Removed...),
+	}
+	for _, set := range st.Settings {
+		j.set(set.Backend, backendValues{priority: set.Priority, weight: set.Weight, connLimit: set.ConnLimit})
+	}
 }
 
 // serviceKey is a service's identity, the prefix of its backends' keys.
@@ -90,8 +157,7 @@ func (e *Engine) Handoff() *handoff.State {
 		export("l"+strconv.Itoa(li), list)
 	}
 	export("g", e.g.global)
-	st.Added = append(st.Added, e.runtime.added...)
-	st.LogLevels = append(st.LogLevels, e.runtime.levels...)
+	e.runtime.export(st)
 	st.DisabledMatrices = e.dyn.disabledKeys()
 	return st
 }
@@ -147,8 +213,7 @@ func (e *Engine) restoreLocked(st *handoff.State) {
 		}
 		restored += restoreSessions(s, hs, e.g.backends)
 	}
-	e.runtime.added = append([]handoff.AddedBackend(nil), st.Added...)
-	e.runtime.levels = append([]handoff.LogLevel(nil), st.LogLevels...)
+	e.runtime.restore(st)
 	log.Infof("handoff: state of pid %d restored (%d sessions)", st.PID, restored)
 }
 

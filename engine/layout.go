@@ -19,6 +19,24 @@ func matrixKey(scope string, svcIdx int, svc *config.Service, cb *config.Backend
 		"|" + strconv.FormatInt(int64(cb.OverrideTTL), 10) + "|" + strconv.FormatInt(int64(cb.RetryInterval), 10)
 }
 
+// entryKey is the identity of a configured regular backend, its key in
+// the graph: the backendKey, or the matrixKey of a dynamic backend. A
+// backend listed twice in a service (Pound allows it) is two backends to
+// the same address, each with its own state and share: the Nth listing
+// gets "#N". seen counts the listings of the service so far (Backends,
+// then Emergency).
+func entryKey(scope string, idx int, s *config.Service, cb *config.Backend, seen map[string]int) string {
+	if cb.Dynamic() {
+		return matrixKey(scope, idx, s, cb)
+	}
+	key := backendKey(scope, idx, s, cb)
+	seen[key]++
+	if n := seen[key]; n > 1 {
+		key += "#" + strconv.Itoa(n)
+	}
+	return key
+}
+
 // tier is one balancer group of a layout: configured entries first, then
 // the backends matrices made, as Pound appends them.
 type tier struct{ conf, made []service.Entry }
@@ -39,21 +57,12 @@ func (b *builder) layout(scope string, idx int, s *config.Service) ([]service.En
 		if cb.Kind != config.BackendRegular {
 			return
 		}
+		key := entryKey(scope, idx, s, cb, seen)
 		if !cb.Dynamic() {
-			// A backend listed twice (Pound allows it) is two backends to
-			// the same address, each with its own state and share.
-			key := backendKey(scope, idx, s, cb)
-			if n := seen[key]; n > 0 {
-				seen[key]++
-				key += "#" + strconv.Itoa(n+1)
-			} else {
-				seen[key] = 1
-			}
 			be := b.backend(key, cb, 0)
 			at(base).conf = append(at(base).conf, service.Entry{Backend: be, Parent: -1})
 			return
 		}
-		key := matrixKey(scope, idx, s, cb)
 		b.next.matrices[key] = cb
 		at(base).conf = append(at(base).conf, service.Entry{Matrix: cb, Key: key, Parent: -1})
 		for _, c := range b.dyn.view(key).children {

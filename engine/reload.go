@@ -16,17 +16,25 @@ import (
 func (e *Engine) Apply(cfg *config.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.reloadLocked(cfg); err != nil {
+	// The file is in force again: what the control API had changed is
+	// gone (the backends get the file's weights), and a binary upgrade
+	// must not bring it back. A failed reload keeps all of it.
+	if err := e.reloadLocked(cfg, buildOptions{}); err != nil {
 		return err
 	}
-	// The file is in force again: what the control API had changed is
-	// gone, and a binary upgrade must not bring it back.
 	e.runtime = runtimeJournal{}
 	return nil
 }
 
-func (e *Engine) reloadLocked(cfg *config.Config) error {
-	g, err := build(cfg, e.g, e.opts.Log, e.dyn)
+// rebuildLocked applies cfg, a change of the running configuration (a
+// control API change, DNS): the services keep their enabled flags and
+// the backends the settings the control API gave them.
+func (e *Engine) rebuildLocked(cfg *config.Config) error {
+	return e.reloadLocked(cfg, buildOptions{settings: e.runtime.settings, keepServices: true})
+}
+
+func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {
+	g, err := build(cfg, e.g, e.opts.Log, e.dyn, opts)
 	if err != nil {
 		return err
 	}

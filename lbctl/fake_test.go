@@ -151,6 +151,54 @@ func (f *fakeController) AddBackend(ref adminapi.Ref, spec adminapi.BackendSpec)
 	return nil
 }
 
+func (f *fakeController) SetBackend(ref adminapi.Ref, set adminapi.BackendSettings) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := func(p *int) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprint(*p)
+	}
+	f.record("SetBackend %d/%d/%d w%s p%s c%s", ref.Listener, ref.Service, ref.Backend, v(set.Weight), v(set.Priority), v(set.ConnLimit))
+	s, err := f.service(ref)
+	if err != nil {
+		return err
+	}
+	if ref.Backend < 0 || ref.Backend >= len(s.Backends) {
+		return adminapi.ErrNotFound
+	}
+	if set.Weight != nil && *set.Weight > 65535 {
+		return fmt.Errorf("weight %d out of range 0-65535: %w", *set.Weight, adminapi.ErrInvalid)
+	}
+	b := &s.Backends[ref.Backend]
+	if set.Weight != nil {
+		b.Priority = *set.Weight // the fixture's services are Pound-balanced
+	}
+	if set.Priority != nil {
+		b.Priority = *set.Priority
+	}
+	if set.ConnLimit != nil {
+		b.ConnLimit = *set.ConnLimit
+	}
+	return nil
+}
+
+func (f *fakeController) RemoveBackend(ref adminapi.Ref) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("RemoveBackend %d/%d/%d", ref.Listener, ref.Service, ref.Backend)
+	s, err := f.service(ref)
+	if err != nil {
+		return err
+	}
+	if ref.Backend < 0 || ref.Backend >= len(s.Backends) {
+		return adminapi.ErrNotFound
+	}
+	s.Backends = append(s.Backends[:ref.Backend], s.Backends[ref.Backend+1:]...)
+	return nil
+}
+
 func (f *fakeController) SetLogLevel(listener int, level string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
