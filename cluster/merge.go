@@ -9,14 +9,21 @@ import (
 )
 
 // The cluster's runtime state is a last-writer-wins map: each control
-// change sets one field (the enabled flag of one object, one runtime
-// backend, one log level), and the change with the later Stamp is the
-// field's value on every instance, in whatever order the changes arrive.
+// change sets one field (the enabled flag of one object, whether a
+// backend is there, one backend's Priority, Weight or ConnLimit, one log
+// level), and the change with the later Stamp is the field's value on
+// every instance, in whatever order the changes arrive.
 
 // fieldOf is the field a change sets. Listener, service and backend
-// names are length-prefixed, so no name can forge another's field.
+// names are length-prefixed, so no name can forge another's field. A
+// backend added and the same backend removed set one field, its
+// presence: the later of the two wins wherever they arrive first.
 func fieldOf(c *adminapi.Change) string {
-	b := []byte{byte(c.Kind)}
+	kind := c.Kind
+	if kind == adminapi.ChangeBackendRemoved {
+		kind = adminapi.ChangeBackendAdded
+	}
+	b := []byte{byte(kind)}
 	b = appendString(b, c.Listener)
 	b = appendString(b, c.Service)
 	if c.Kind != adminapi.ChangeLogLevel {

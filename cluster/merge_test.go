@@ -62,6 +62,19 @@ func TestOverlayMergeRules(t *testing.T) {
 			fieldOf(&adminapi.Change{Kind: adminapi.ChangeLogLevel, Listener: "front"}): rec(12, "b",
 				adminapi.Change{Kind: adminapi.ChangeLogLevel, Listener: "front", Level: "combined"}),
 		}},
+		{name: "removal after the addition", recs: []stateRecord{rec(10, "a", added("10.0.0.9-81")), rec(11, "b", removed("10.0.0.9-81"))},
+			want: map[string]stateRecord{fieldOf(ptr(added("10.0.0.9-81"))): rec(11, "b", removed("10.0.0.9-81"))}},
+		{name: "added again after the removal", recs: []stateRecord{
+			rec(10, "a", removed("10.0.0.9-81")), rec(12, "c", added("10.0.0.9-81")), rec(11, "b", removed("10.0.0.9-81"))},
+			want: map[string]stateRecord{fieldOf(ptr(removed("10.0.0.9-81"))): rec(12, "c", added("10.0.0.9-81"))}},
+		{name: "each setting its own field", recs: []stateRecord{
+			rec(10, "a", setting(adminapi.ChangeBackendWeight, 3)), rec(11, "b", setting(adminapi.ChangeBackendPriority, 2)),
+			rec(9, "c", setting(adminapi.ChangeBackendWeight, 5)), rec(12, "a", setting(adminapi.ChangeBackendConnLimit, 1)),
+		}, want: map[string]stateRecord{
+			fieldOf(ptr(setting(adminapi.ChangeBackendWeight, 0))):    rec(10, "a", setting(adminapi.ChangeBackendWeight, 3)),
+			fieldOf(ptr(setting(adminapi.ChangeBackendPriority, 0))):  rec(11, "b", setting(adminapi.ChangeBackendPriority, 2)),
+			fieldOf(ptr(setting(adminapi.ChangeBackendConnLimit, 0))): rec(12, "a", setting(adminapi.ChangeBackendConnLimit, 1)),
+		}},
 		{name: "names cannot alias", recs: []stateRecord{
 			rec(1, "a", enable("ab", "c", "", false)), rec(2, "a", enable("a", "bc", "", true)),
 		}, want: map[string]stateRecord{
@@ -91,6 +104,29 @@ func TestOverlayMergeRules(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func added(be string) adminapi.Change {
+	return adminapi.Change{Kind: adminapi.ChangeBackendAdded, Listener: "front", Service: "web", Backend: be,
+		Spec: adminapi.BackendSpec{Address: "10.0.0.9", Port: 81, Weight: 1, Priority: 1}}
+}
+
+func removed(be string) adminapi.Change {
+	return adminapi.Change{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web", Backend: be}
+}
+
+// setting is a Priority, Weight or ConnLimit change of backend 10.0.0.1-80.
+func setting(kind adminapi.ChangeKind, n int) adminapi.Change {
+	c := adminapi.Change{Kind: kind, Listener: "front", Service: "web", Backend: "10.0.0.1-80"}
+	switch kind {
+	case adminapi.ChangeBackendPriority:
+		c.Spec.Priority = n
+	case adminapi.ChangeBackendWeight:
+		c.Spec.Weight = n
+	default:
+		c.Spec.ConnLimit = n
+	}
+	return c
+}
 
 func TestOverlayDirtyAndSorted(t *testing.T) {
 	o := newOverlay()

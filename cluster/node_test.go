@@ -217,3 +217,32 @@ func TestLuaOrderIsGoOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendEditsReplicate: a weight set on one instance reaches the
+// others; a backend added on one and removed on another ends removed
+// everywhere, and a late joiner gets the removal only (the two share a
+// field of the state, in Redis too).
+func TestBackendEditsReplicate(t *testing.T) {
+	r := startRedis(t)
+	a, b := join(t, r, "a", time.Minute), join(t, r, "b", time.Minute)
+	weight := adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web", Backend: "10.0.0.1-80",
+		Spec: adminapi.BackendSpec{Weight: 5}}
+	a.n.Changed(weight)
+	waitFor(t, within, "b applied a's weight", func() bool { return slices.Contains(b.eng.appliedChanges(), weight) })
+
+	add := adminapi.Change{Kind: adminapi.ChangeBackendAdded, Listener: "front", Service: "web", Backend: "10.0.0.9-81",
+		Spec: adminapi.BackendSpec{Address: "10.0.0.9", Port: 81, Weight: 1, Priority: 1}}
+	rm := adminapi.Change{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web", Backend: "10.0.0.9-81"}
+	a.n.Changed(add)
+	waitFor(t, within, "b applied the addition", func() bool { return slices.Contains(b.eng.appliedChanges(), add) })
+	b.n.Changed(rm)
+	waitFor(t, within, "a applied the removal", func() bool { return slices.Contains(a.eng.appliedChanges(), rm) })
+	waitFor(t, within, "the state in Redis", func() bool {
+		return a.n.Status().StatePending == 0 && b.n.Status().StatePending == 0
+	})
+	c := join(t, r, "c", time.Minute)
+	got := c.eng.appliedChanges()
+	if !slices.Contains(got, rm) || slices.Contains(got, add) || !slices.Contains(got, weight) {
+		t.Fatalf("late joiner applied %+v, want the weight and the removal, not the addition", got)
+	}
+}

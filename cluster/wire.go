@@ -25,6 +25,9 @@ import (
 //	           level:str id:str address:str port:uvarint https:1
 //	           weight:uvarint priority:uvarint connlimit:uvarint
 //
+// A change's kind is adminapi.ChangeKind; a backend's Priority, Weight or
+// ConnLimit set at runtime travels in the field of that name.
+//
 // Integers of 8 bytes are big-endian. A value stored in Redis is
 // "n:1 order-key:n record" with one session or state record, so that the
 // compare-and-set script (casScript) can order two values without
@@ -291,7 +294,9 @@ func (r *reader) state() stateRecord {
 	c := &s.Change
 	c.Kind = adminapi.ChangeKind(r.byte())
 	switch c.Kind {
-	case adminapi.ChangeEnabled, adminapi.ChangeBackendAdded, adminapi.ChangeLogLevel:
+	case adminapi.ChangeEnabled, adminapi.ChangeBackendAdded, adminapi.ChangeLogLevel,
+		adminapi.ChangeBackendPriority, adminapi.ChangeBackendWeight, adminapi.ChangeBackendConnLimit,
+		adminapi.ChangeBackendRemoved:
 	default:
 		r.fail(fmt.Errorf("unknown change kind %d", c.Kind))
 	}
