@@ -256,6 +256,18 @@ func (f *fakeCtl) RemoveBackend(ref Ref) error {
 			return fmt.Errorf("backend %d is special: %w", ref.Backend, ErrInvalid)
 		}
 		s.Backends = append(s.Backends[:ref.Backend], s.Backends[ref.Backend+1:]...)
+		// Its sessions go; those of the backends after it follow them.
+		kept := s.Sessions[:0]
+		for _, ss := range s.Sessions {
+			switch {
+			case ss.Backend == ref.Backend:
+				continue
+			case ss.Backend > ref.Backend:
+				ss.Backend--
+			}
+			kept = append(kept, ss)
+		}
+		s.Sessions = kept
 		return nil
 	})
 }

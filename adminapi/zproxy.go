@@ -37,7 +37,8 @@ type zproxyFunc func(q *zreq) zreply
 
 // NewZproxyHandler returns the zproxy control API: the GET listings of
 // listeners, services, backends and sessions, backend status changes,
-// runtime backends, session add/move/delete/flush/sync, and PATCH /config.
+// runtime backends, session add/move/delete/flush/sync, and PATCH /config,
+// plus lbd's PATCH and DELETE of a backend (zproxy_backend.go).
 // Paths are matched case-insensitively with repeated and trailing slashes
 // tolerated; other methods get 405 and unknown paths 400, both without a
 // body. Replies carry zproxy's exact header set and order.
@@ -69,6 +70,8 @@ func NewZproxyHandler(c Controller) http.Handler {
 		{get, "/sessions", a.getSessions},
 		{patch, "/config", a.reload},
 		{patch, svc + "/backend/{backend}/status", a.setBackendStatus},
+		{patch, svc + "/backend/{backend}", a.setBackend},
+		{del, svc + "/backend/{backend}", a.removeBackend},
 		{put, svc + "/backends", a.addBackend},
 		{put, svc + "/sessions", a.addSession},
 		{patch, svc + "/session/{key:(?s:.+)}", a.moveSession},

@@ -39,6 +39,14 @@ type backendBody struct {
 	ConnLimit *int    `json:"connlimit"`
 }
 
+// backendSettingsBody is lbd's PATCH .../backend/B: the values to set,
+// at least one.
+type backendSettingsBody struct {
+	Weight    *int `json:"weight"`
+	Priority  *int `json:"priority"`
+	ConnLimit *int `json:"connlimit"`
+}
+
 // listenerSessions is one element of PATCH /sessions.
 type listenerSessions struct {
 	ID       int `json:"id"`
