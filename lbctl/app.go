@@ -7,7 +7,8 @@
 // The layout follows containerd's ctr: New builds the urfave/cli
 // application (so tests can run it in-process), and each noun lives in its
 // own file with the verbs that act on it: list.go (the object listing),
-// state.go (enable, disable), session.go, backend.go, log.go, core.go
+// state.go (enable, disable), session.go, backend.go (add, weight,
+// priority, connlimit, remove), log.go, core.go
 // (core, version), config.go (reload), upgrade.go, metrics.go, route.go
 // (the routing explainer), dashboard.go and cluster.go. conn.go finds the
 // socket and the dialect, ctlconf.go reads poundctl's ~/.poundctl, tls.go
@@ -138,7 +139,7 @@ func New(prog string, env Env) *cli.App {
 		Commands: []*cli.Command{
 			r.listCommand(), r.coreCommand(), r.enableCommand(), r.disableCommand(),
 			r.addCommand(), r.deleteCommand(), r.logCommand(), r.reloadCommand(),
-			r.backendCommand(), r.sessionCommand(), r.metricsCommand(), r.versionCommand(),
+			r.backendCommand(), r.weightCommand(), r.priorityCommand(), r.sessionCommand(), r.metricsCommand(), r.versionCommand(),
 			r.upgradeCommand(), r.routeCommand(), r.dashboardCommand(), r.clusterCommand(),
 		},
 	}
