@@ -43,7 +43,7 @@ func (e *Engine) SetBackend(ref adminapi.Ref, s adminapi.BackendSettings) error 
 	if err != nil {
 		return err
 	}
-	v, err := resolveSettings(svc.Cfg, s)
+	v, err := resolveSettings(e.g.cfg.Dialect, svc.Cfg, s)
 	if err != nil {
 		return err
 	}
@@ -79,10 +79,10 @@ func (e *Engine) editable(ref adminapi.Ref) (*service.Service, *backend.Backend,
 }
 
 // resolveSettings turns what the API was asked into statement values,
-// checked against the ranges of the service's balancing: under Pound's
-// random or iwrr the weight is the Priority (0-65535), under a
-// RoutingPolicy it is zproxy's Weight and the priority a tier (1-9).
-func resolveSettings(s *config.Service, set adminapi.BackendSettings) (backendValues, error) {
+// checked against the ranges the configuration allows: under Pound's
+// random or iwrr the weight is the Priority, under a RoutingPolicy it is
+// zproxy's Weight and the priority a tier.
+func resolveSettings(d config.Dialect, s *config.Service, set adminapi.BackendSettings) (backendValues, error) {
 	if set.Weight == nil && set.Priority == nil && set.ConnLimit == nil {
 		return backendValues{}, fmt.Errorf("nothing to change: give a weight, a priority or a connlimit: %w", adminapi.ErrInvalid)
 	}
@@ -93,24 +93,31 @@ func resolveSettings(s *config.Service, set adminapi.BackendSettings) (backendVa
 				return v, fmt.Errorf("weight %d and priority %d differ, but in a service balanced by %s the weight is the Priority: %w",
 					*set.Weight, *set.Priority, balancerName(s), adminapi.ErrInvalid)
 			}
-			if *set.Weight < 0 || *set.Weight > poundMaxPriority {
-				return v, fmt.Errorf("weight %d out of range 0-%d (in a service balanced by %s the weight is the Priority): %w",
-					*set.Weight, poundMaxPriority, balancerName(s), adminapi.ErrInvalid)
+			if lo, hi := priorityRange(d, s); *set.Weight < lo || *set.Weight > hi {
+				return v, fmt.Errorf("weight %d out of range %d-%d (in a service balanced by %s the weight is the Priority): %w",
+					*set.Weight, lo, hi, balancerName(s), adminapi.ErrInvalid)
 			}
 			v.priority = set.Weight
 		}
 	} else {
 		v.weight = set.Weight
 	}
-	return v, checkValues(s, v)
+	return v, checkValues(d, s, v)
+}
+
+// priorityRange is what the configuration allows a Priority to be: a
+// tier of 1-9 in a zproxy file or under a RoutingPolicy, Pound's 0-65535
+// otherwise.
+func priorityRange(d config.Dialect, s *config.Service) (int, int) {
+	if d == config.DialectZproxy || !poundBalanced(s) {
+		return 1, zproxyMaxPriority
+	}
+	return 0, poundMaxPriority
 }
 
 // checkValues checks statement values against the service's ranges.
-func checkValues(s *config.Service, v backendValues) error {
-	prioMin, prioMax := 0, poundMaxPriority
-	if !poundBalanced(s) {
-		prioMin, prioMax = 1, zproxyMaxPriority
-	}
+func checkValues(d config.Dialect, s *config.Service, v backendValues) error {
+	prioMin, prioMax := priorityRange(d, s)
 	for _, c := range []struct {
 		name     string
 		p        *int

@@ -85,6 +85,22 @@ const zproxyEditCfg = `ListenHTTP
 End
 `
 
+// zproxyIwrrCfg is a zproxy file whose service is balanced by Pound's
+// iwrr: the Priority is the weight, in the file's range of 1-9.
+const zproxyIwrrCfg = `ListenHTTP
+	Name z
+	Address 127.0.0.1
+	Port 0
+	Service "web"
+		Balancer iwrr
+		BackEnd
+			Address 127.0.0.6
+			Port 80
+		End
+	End
+End
+`
+
 func newEditEngine(t *testing.T) (*Engine, *feed) {
 	t.Helper()
 	return newEngineOn(t, editCfg)
@@ -109,10 +125,12 @@ func newEngineOn(t *testing.T, src string) (*Engine, *feed) {
 func TestSetBackend(t *testing.T) {
 	pound, _ := newEditEngine(t)
 	zp, _ := newEngineOn(t, zproxyEditCfg)
+	zpIwrr, _ := newEngineOn(t, zproxyIwrrCfg)
 	type want struct{ priority, weight, limit int }
 	cases := []struct {
 		name    string
 		zproxy  bool
+		iwrr    bool // zpIwrr
 		ref     adminapi.Ref
 		set     adminapi.BackendSettings
 		wantErr error
@@ -140,6 +158,11 @@ func TestSetBackend(t *testing.T) {
 			wantErr: adminapi.ErrInvalid, errHas: "weight 0 out of range 1-2147483647 (in a service balanced by ROUND_ROBIN)"},
 		{name: "zproxy tier 10", zproxy: true, ref: ref(0, 0, 0), set: adminapi.BackendSettings{Priority: intp(10)},
 			wantErr: adminapi.ErrInvalid, errHas: "priority 10 out of range 1-9"},
+		{name: "zproxy file, iwrr weight", iwrr: true, ref: ref(0, 0, 0), set: adminapi.BackendSettings{Weight: intp(9)}, want: want{9, 1, 0}},
+		{name: "zproxy file, iwrr weight 10", iwrr: true, ref: ref(0, 0, 0), set: adminapi.BackendSettings{Weight: intp(10)},
+			wantErr: adminapi.ErrInvalid, errHas: "weight 10 out of range 1-9 (in a service balanced by iwrr the weight is the Priority)"},
+		{name: "zproxy file, iwrr priority 0", iwrr: true, ref: ref(0, 0, 0), set: adminapi.BackendSettings{Priority: intp(0)},
+			wantErr: adminapi.ErrInvalid, errHas: "priority 0 out of range 1-9"},
 		{name: "negative limit", zproxy: true, ref: ref(0, 0, 0), set: adminapi.BackendSettings{ConnLimit: intp(-1)},
 			wantErr: adminapi.ErrInvalid, errHas: "connlimit -1 out of range 0-2147483647"},
 		{name: "nothing", ref: ref(0, 0, 0), wantErr: adminapi.ErrInvalid, errHas: "nothing to change"},
@@ -150,8 +173,11 @@ func TestSetBackend(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := pound
-			if tc.zproxy {
+			switch {
+			case tc.zproxy:
 				e = zp
+			case tc.iwrr:
+				e = zpIwrr
 			}
 			before := e.State()
 			err := e.SetBackend(tc.ref, tc.set)

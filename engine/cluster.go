@@ -234,7 +234,7 @@ func (e *Engine) applyValuesLocked(c adminapi.Change) error {
 	if v.holds(b) {
 		return nil
 	}
-	if err := checkValues(svc.Cfg, v); err != nil {
+	if err := checkValues(e.g.cfg.Dialect, svc.Cfg, v); err != nil {
 		return err
 	}
 	e.setValuesLocked(b, v)
