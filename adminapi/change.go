@@ -21,11 +21,16 @@ const (
 	// rebuild after a DNS change). Never replicated: it tells a cluster
 	// to attach to the new objects and re-apply its state to them.
 	ChangeReloaded
-	// ChangeBackendPriority, ChangeBackendWeight, ChangeBackendConnLimit:
-	// a backend's Priority, Weight (zproxy's) or ConnLimit was set at
-	// runtime (Spec.Priority, Spec.Weight, Spec.ConnLimit).
+	// ChangeBackendPriority: a backend's tier was set under a
+	// RoutingPolicy (Spec.Priority). Under Pound's balancing, where the
+	// Priority is the weight, setting it is a ChangeBackendWeight.
 	ChangeBackendPriority
+	// ChangeBackendWeight: a backend's balancing weight was set
+	// (Spec.Weight): each instance applies it to what weighs in its own
+	// service, Pound's Priority or zproxy's Weight.
 	ChangeBackendWeight
+	// ChangeBackendConnLimit: a backend's connection limit was set
+	// (Spec.ConnLimit).
 	ChangeBackendConnLimit
 	// ChangeBackendRemoved: a backend was removed at runtime. A cluster
 	// orders it with ChangeBackendAdded of the same backend: whichever

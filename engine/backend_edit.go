@@ -49,7 +49,7 @@ func (e *Engine) SetBackend(ref adminapi.Ref, s adminapi.BackendSettings) error 
 	}
 	e.setValuesLocked(b, v)
 	l, sn, bn := e.g.names(ref)
-	for _, c := range valueChanges(v) {
+	for _, c := range valueChanges(poundBalanced(svc.Cfg), v) {
 		c.Listener, c.Service, c.Backend = l, sn, bn
 		e.changed(c)
 	}
@@ -168,15 +168,24 @@ func (e *Engine) setValuesLocked(b *backend.Backend, v backendValues) {
 	}
 }
 
-// valueChanges are the cluster changes for values, one per value set
-// (each is its own field of the cluster's state).
-func valueChanges(v backendValues) []adminapi.Change {
+// valueChanges are the cluster changes for values set in a service
+// (pound: balanced by Pound's algorithms), one per value (each is a field
+// of the cluster's state of its own). They say what was meant, not which
+// statement holds it: the balancing weight is a ChangeBackendWeight
+// whether it is Pound's Priority or zproxy's Weight, so that an instance
+// whose service balances otherwise applies it to its own weight, and one
+// value never travels as two fields.
+func valueChanges(pound bool, v backendValues) []adminapi.Change {
 	var out []adminapi.Change
-	if v.priority != nil {
-		out = append(out, adminapi.Change{Kind: adminapi.ChangeBackendPriority, Spec: adminapi.BackendSpec{Priority: *v.priority}})
+	weight, tier := v.weight, v.priority
+	if pound {
+		weight, tier = v.priority, nil
 	}
-	if v.weight != nil {
-		out = append(out, adminapi.Change{Kind: adminapi.ChangeBackendWeight, Spec: adminapi.BackendSpec{Weight: *v.weight}})
+	if weight != nil {
+		out = append(out, adminapi.Change{Kind: adminapi.ChangeBackendWeight, Spec: adminapi.BackendSpec{Weight: *weight}})
+	}
+	if tier != nil {
+		out = append(out, adminapi.Change{Kind: adminapi.ChangeBackendPriority, Spec: adminapi.BackendSpec{Priority: *tier}})
 	}
 	if v.connLimit != nil {
 		out = append(out, adminapi.Change{Kind: adminapi.ChangeBackendConnLimit, Spec: adminapi.BackendSpec{ConnLimit: *v.connLimit}})
@@ -184,13 +193,21 @@ func valueChanges(v backendValues) []adminapi.Change {
 	return out
 }
 
-// changeValues is the value a cluster change sets.
-func changeValues(c adminapi.Change) backendValues {
+// changeValues is what a cluster change sets in a service (pound as for
+// valueChanges); a tier means nothing under Pound's balancing and sets
+// nothing there.
+func changeValues(pound bool, c adminapi.Change) backendValues {
 	switch c.Kind {
-	case adminapi.ChangeBackendPriority:
-		return backendValues{priority: &c.Spec.Priority}
 	case adminapi.ChangeBackendWeight:
+		if pound {
+			return backendValues{priority: &c.Spec.Weight}
+		}
 		return backendValues{weight: &c.Spec.Weight}
+	case adminapi.ChangeBackendPriority:
+		if pound {
+			return backendValues{}
+		}
+		return backendValues{priority: &c.Spec.Priority}
 	}
 	return backendValues{connLimit: &c.Spec.ConnLimit}
 }

@@ -426,3 +426,30 @@ func backendSummary(st *adminapi.State) string {
 	}
 	return b.String()
 }
+
+// TestClusterChangesByBalancing: under a RoutingPolicy the weight and
+// the tier travel apart, and a peer's weight lands on each instance's
+// own weight: zproxy's Weight here, Pound's Priority under random.
+func TestClusterChangesByBalancing(t *testing.T) {
+	e, f := newEngineOn(t, zproxyEditCfg)
+	must(t, e.SetBackend(ref(0, 0, 1), adminapi.BackendSettings{Weight: intp(6), Priority: intp(2)}))
+	want := []adminapi.Change{
+		{Kind: adminapi.ChangeBackendWeight, Listener: "#0", Service: "zp", Backend: "127.0.0.7-80", Spec: adminapi.BackendSpec{Weight: 6}},
+		{Kind: adminapi.ChangeBackendPriority, Listener: "#0", Service: "zp", Backend: "127.0.0.7-80", Spec: adminapi.BackendSpec{Priority: 2}},
+	}
+	if got := f.taken(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("reported %+v, want %+v", got, want)
+	}
+	must(t, e.ApplyChange(adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "#0", Service: "zp", Backend: "127.0.0.6-80",
+		Spec: adminapi.BackendSpec{Weight: 4}}))
+	must(t, e.ApplyChange(adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "#0", Service: "zp", Backend: "127.0.0.6-80",
+		Spec: adminapi.BackendSpec{Priority: 3}}))
+	b := e.g.services[0][0].Backends[0]
+	if b.Weight() != 4 || b.Priority() != 3 {
+		t.Fatalf("a peer's weight and tier: weight %d priority %d, want 4 and 3", b.Weight(), b.Priority())
+	}
+	if err := e.ApplyChange(adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "#0", Service: "zp", Backend: "127.0.0.6-80",
+		Spec: adminapi.BackendSpec{Priority: 12}}); !errors.Is(err, adminapi.ErrInvalid) {
+		t.Fatalf("a peer's tier 12: %v, want invalid", err)
+	}
+}

@@ -230,9 +230,9 @@ func (e *Engine) applyValuesLocked(c adminapi.Change) error {
 	if err != nil {
 		return err
 	}
-	v := changeValues(c)
+	v := changeValues(poundBalanced(svc.Cfg), c)
 	if v.holds(b) {
-		return nil
+		return nil // in effect already, or a tier where there are none
 	}
 	if err := checkValues(e.g.cfg.Dialect, svc.Cfg, v); err != nil {
 		return err

@@ -155,20 +155,20 @@ func TestControlChangesAreNamed(t *testing.T) {
 		})
 	}
 	// Backend settings: one change per value (each is a field of the
-	// cluster's state of its own); a Pound-balanced service's weight is
-	// its Priority.
+	// cluster's state of its own); under Pound's balancing the Priority
+	// is the weight, and travels as one.
 	settings := []struct {
 		name string
 		do   func() error
 		want []adminapi.Change
 	}{
 		{name: "weight under random is the priority", do: func() error { return e.SetBackend(ref(0, 0, 0), adminapi.BackendSettings{Weight: intp(7)}) },
-			want: []adminapi.Change{{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web", Backend: "127.0.0.2-80",
-				Spec: adminapi.BackendSpec{Priority: 7}}}},
+			want: []adminapi.Change{{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web", Backend: "127.0.0.2-80",
+				Spec: adminapi.BackendSpec{Weight: 7}}}},
 		{name: "priority and limit", do: func() error {
 			return e.SetBackend(ref(-1, 0, 0), adminapi.BackendSettings{Priority: intp(3), ConnLimit: intp(10)})
 		}, want: []adminapi.Change{
-			{Kind: adminapi.ChangeBackendPriority, Service: "global", Backend: "127.0.0.5-80", Spec: adminapi.BackendSpec{Priority: 3}},
+			{Kind: adminapi.ChangeBackendWeight, Service: "global", Backend: "127.0.0.5-80", Spec: adminapi.BackendSpec{Weight: 3}},
 			{Kind: adminapi.ChangeBackendConnLimit, Service: "global", Backend: "127.0.0.5-80", Spec: adminapi.BackendSpec{ConnLimit: 10}}}},
 		{name: "removed", do: func() error { return e.RemoveBackend(ref(1, 0, 1)) },
 			want: []adminapi.Change{{Kind: adminapi.ChangeBackendRemoved, Listener: "#1", Service: "other", Backend: "127.0.0.9-81"}}},
@@ -214,17 +214,17 @@ func TestApplyChange(t *testing.T) {
 				bs := st.Listeners[1].Services[0].Backends
 				return len(bs) == 2 && bs[1].Address == "127.0.0.9" && bs[1].Weight == 2
 			}},
-		{name: "priority", c: adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web",
-			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 9}},
+		{name: "weight under random is the priority", c: adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Weight: 9}},
 			check: func(st *adminapi.State) bool { return st.Listeners[0].Services[0].Backends[1].Priority == 9 }},
-		{name: "zproxy weight", c: adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web",
-			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Weight: 4}},
-			check: func(st *adminapi.State) bool { return st.Listeners[0].Services[0].Backends[1].Weight == 4 }},
+		{name: "a tier means nothing under random", c: adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 4}},
+			check: func(st *adminapi.State) bool { return st.Listeners[0].Services[0].Backends[1].Priority == 9 }},
 		{name: "connlimit", c: adminapi.Change{Kind: adminapi.ChangeBackendConnLimit, Service: "global",
 			Backend: "127.0.0.5-80", Spec: adminapi.BackendSpec{ConnLimit: 5}},
 			check: func(st *adminapi.State) bool { return st.Services[0].Backends[0].ConnLimit == 5 }},
-		{name: "priority out of range", c: adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web",
-			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 70000}}, wantErr: adminapi.ErrInvalid},
+		{name: "weight out of range", c: adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Weight: 70000}}, wantErr: adminapi.ErrInvalid},
 		{name: "settings of a service", c: adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web",
 			Spec: adminapi.BackendSpec{Weight: 4}}, wantErr: adminapi.ErrInvalid},
 		{name: "remove backend", c: adminapi.Change{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web", Backend: "127.0.0.2-80"},
@@ -262,7 +262,7 @@ func TestApplyChange(t *testing.T) {
 		{Kind: adminapi.ChangeBackendAdded, Listener: "#1", Service: "other", Backend: "127.0.0.9-81",
 			Spec: adminapi.BackendSpec{Address: "127.0.0.9", Port: 81, Weight: 2, Priority: 1}},
 		{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web", Backend: "127.0.0.2-80"},
-		{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web", Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 9}},
+		{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web", Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Weight: 9}},
 	} {
 		if err := e.ApplyChange(c); err != nil {
 			t.Fatal(err)
@@ -303,8 +303,8 @@ func TestApplyChangeBeforeStart(t *testing.T) {
 		{name: "runtime backend", c: adminapi.Change{Kind: adminapi.ChangeBackendAdded, Listener: "front", Service: "web",
 			Backend: "127.0.0.9-81", Spec: adminapi.BackendSpec{Address: "127.0.0.9", Port: 81}}, wantErr: adminapi.ErrNotFound},
 		{name: "log level", c: adminapi.Change{Kind: adminapi.ChangeLogLevel, Level: "detailed"}, wantErr: adminapi.ErrNotFound},
-		{name: "backend weight", c: adminapi.Change{Kind: adminapi.ChangeBackendPriority, Listener: "front", Service: "web",
-			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Priority: 2}}},
+		{name: "backend weight", c: adminapi.Change{Kind: adminapi.ChangeBackendWeight, Listener: "front", Service: "web",
+			Backend: "127.0.0.3-80", Spec: adminapi.BackendSpec{Weight: 2}}},
 		{name: "backend removed", c: adminapi.Change{Kind: adminapi.ChangeBackendRemoved, Listener: "front", Service: "web",
 			Backend: "127.0.0.3-80"}, wantErr: adminapi.ErrNotFound},
 	}

@@ -201,7 +201,8 @@ func zproxyCall(t *testing.T, sock, method, path, body string) {
 // clients: not one request fails and no connection is reset. The PID
 // file follows each new process, every old one drains and exits, and the
 // new ones keep the sessions (each session key stays on its backend
-// throughout), the disabled backend and the backend added at runtime.
+// throughout), the disabled backend, the backend added at runtime, the
+// weight set at runtime and the removal of a backend of the file.
 func TestUpgradeUnderLoad(t *testing.T) {
 	a := startBackend(t, "127.0.0.2", "a", echoHandler("a"))
 	b := startBackend(t, "127.0.0.3", "b", echoHandler("b"))
@@ -213,10 +214,13 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	ctl, pidFile := filepath.Join(p.dir, "ctl.sock"), filepath.Join(p.dir, "lbd.pid")
 	waitSocket(t, zsock)
 
-	// Runtime changes: c disabled, d added with weight 3.
+	// Runtime changes: c disabled, d added with weight 3, a's weight set
+	// to 7 and b removed (lbd's extensions).
 	zproxyCall(t, zsock, "PATCH", "/listener/0/service/app/backend/"+strings.Replace(c.addr, ":", "-", 1)+"/status", `{"status":"disabled"}`)
 	zproxyCall(t, zsock, "PUT", "/listener/0/service/app/backends",
 		fmt.Sprintf(`{"address":"127.0.0.5","port":%d,"weight":3}`, d.port))
+	zproxyCall(t, zsock, "PATCH", "/listener/0/service/app/backend/"+strings.Replace(a.addr, ":", "-", 1), `{"weight":7}`)
+	zproxyCall(t, zsock, "DELETE", "/listener/0/service/app/backend/"+strings.Replace(b.addr, ":", "-", 1), "")
 
 	st := &loadStats{pinned: map[string]map[string]bool{}}
 	stop := make(chan struct{})
@@ -276,9 +280,16 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	for _, be := range after.Backends {
 		status[be.ID], weight[be.ID] = be.Status, be.Weight
 	}
+	aid, bid := strings.Replace(a.addr, ":", "-", 1), strings.Replace(b.addr, ":", "-", 1)
 	cid, did := strings.Replace(c.addr, ":", "-", 1), strings.Replace(d.addr, ":", "-", 1)
 	if status[cid] != "disabled" {
 		t.Errorf("backend c is %q after the upgrades, want disabled", status[cid])
+	}
+	if weight[aid] != 7 {
+		t.Errorf("backend a has weight %d after the upgrades, want the 7 set at runtime", weight[aid])
+	}
+	if _, ok := status[bid]; ok || len(after.Backends) != 3 {
+		t.Errorf("the removed backend b came back after the upgrades: %+v", after.Backends)
 	}
 	if status[did] != "active" || weight[did] != 3 {
 		t.Errorf("runtime backend d is %q weight %d after the upgrades, want active weight 3", status[did], weight[did])
