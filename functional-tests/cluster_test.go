@@ -211,10 +211,17 @@ func (in *instance) lbctl(t *testing.T, args ...string) string {
 // backendState is the STATE column of backend /1/0/i in in's listing.
 func (in *instance) backendState(t *testing.T, i int) string {
 	t.Helper()
+	return in.backendColumn(t, i, 4)
+}
+
+// backendColumn is column col of backend /1/0/i in in's listing (4 is
+// STATE, 5 PRIO).
+func (in *instance) backendColumn(t *testing.T, i, col int) string {
+	t.Helper()
 	path := fmt.Sprintf("/1/0/%d", i)
 	for _, line := range strings.Split(in.lbctl(t, "list", "/1/0"), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && f[0] == path {
-			return f[4]
+		if f := strings.Fields(line); len(f) > col && f[0] == path {
+			return f[col]
 		}
 	}
 	t.Fatalf("%s: no %s in the listing", in.name, path)
@@ -289,6 +296,42 @@ func TestCluster(t *testing.T) {
 			poll(t, time.Second, in.name+" has the runtime backend", func() bool {
 				return strings.Contains(in.lbctl(t, "list", "/1/0"), extra.addr)
 			})
+		}
+	})
+
+	var goneAddr string // a backend added, then removed
+	t.Run("a weight set and a backend removed on one instance reach the others", func(t *testing.T) {
+		// On A's Pound socket: A and B balance by Pound's random, where
+		// the weight is the Priority; C's zproxy file balances by round
+		// robin, where it is zproxy's Weight.
+		a.lbctl(t, "weight", "/1/0/0", "9")
+		poll(t, time.Second, "B shows priority 9 on /1/0/0", func() bool { return b.backendColumn(t, 0, 5) == "9" })
+		poll(t, time.Second, "C shows weight 9 on one", func() bool {
+			_, body := unixDo(t, c.zctl, http.MethodGet, "/listener/0/service/web/backend/"+strings.Replace(bes[0].addr, ":", "-", 1), "")
+			return strings.Contains(body, `"weight": 9`)
+		})
+		// Added on C (zproxy API), removed on B (lbctl, Pound socket).
+		gone := startBackend(t, "127.0.0.6", "gone", echoHandler("gone"))
+		goneAddr = gone.addr
+		host, port, _ := net.SplitHostPort(gone.addr)
+		if code, body := unixDo(t, c.zctl, http.MethodPut, "/listener/0/service/web/backends",
+			fmt.Sprintf(`{"address":%q,"port":%s,"weight":1}`, host, port)); code != http.StatusCreated {
+			t.Fatalf("zproxy add backend: %d %s", code, body)
+		}
+		poll(t, time.Second, "B has the backend added on C", func() bool { return strings.Contains(b.lbctl(t, "list", "/1/0"), gone.addr) })
+		if out := b.lbctl(t, "list", "/1/0/4"); !strings.Contains(out, gone.addr) {
+			t.Fatalf("B's /1/0/4 is not the added backend: %s", out)
+		}
+		b.lbctl(t, "backend", "rm", "/1/0/4")
+		for _, in := range []*instance{a, c} {
+			poll(t, time.Second, in.name+" no longer lists the removed backend", func() bool {
+				return !strings.Contains(in.lbctl(t, "list", "/1/0"), gone.addr)
+			})
+			for i := range 30 {
+				if got, err := in.via(t, client, fmt.Sprintf("after-remove-%d", i)); err != nil || got == "gone" {
+					t.Fatalf("%s: request %d went to %q (%v) after the removal", in.name, i, got, err)
+				}
+			}
 		}
 	})
 
@@ -372,8 +415,11 @@ func TestCluster(t *testing.T) {
 		if st := d.backendState(t, outageDisabled); st != "disabled" {
 			t.Fatalf("late instance: /1/0/%d is %s, want disabled", outageDisabled, st)
 		}
-		if !strings.Contains(d.lbctl(t, "list", "/1/0"), "127.0.0.5") {
-			t.Fatal("late instance lacks the runtime backend")
+		if list := d.lbctl(t, "list", "/1/0"); !strings.Contains(list, "127.0.0.5") || strings.Contains(list, goneAddr) {
+			t.Fatalf("late instance: want the runtime backend, not the one removed (%s):\n%s", goneAddr, list)
+		}
+		if prio := d.backendColumn(t, 0, 5); prio != "9" {
+			t.Fatalf("late instance: /1/0/0 has priority %s, want the 9 set on A", prio)
 		}
 		if got, err := d.via(t, client, "operator-key"); err != nil || got != "three" {
 			t.Fatalf("late instance: operator-key went to %q (%v), want three", got, err)
