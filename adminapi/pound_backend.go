@@ -110,6 +110,9 @@ func (a *poundAPI) deleteBackend(q *poundReq) (any, *extError) {
 // to a listener or a service is Pound's 405 page.
 func (a *poundAPI) backendTarget(q *poundReq, global bool) (poundTarget, *extError) {
 	var t poundTarget
+	if q.rest == "" {
+		return t, &extError{status: http.StatusMethodNotAllowed, html: true} // the whole listing
+	}
 	status := http.StatusNotFound
 	if strings.HasPrefix(q.rest, "/") {
 		if global {

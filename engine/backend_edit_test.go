@@ -306,6 +306,10 @@ func TestRemoveBackend(t *testing.T) {
 	if len(bs) != 2 || bs[0].Address != "127.0.0.3" || !bs[1].Emergency {
 		t.Errorf("the control API lists %+v", bs)
 	}
+	must(t, e.RemoveBackend(ref(0, 0, 1))) // the Emergency backend
+	if bs := e.State().Listeners[0].Services[0].Backends; len(bs) != 1 || bs[0].Address != "127.0.0.3" {
+		t.Errorf("after removing the Emergency backend: %+v", bs)
+	}
 }
 
 func TestRemoveBackendRefusals(t *testing.T) {
