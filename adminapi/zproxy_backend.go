@@ -29,7 +29,7 @@ func (a *zproxyAPI) setBackend(q *zreq) zreply {
 	}
 	ref := p.ref()
 	ref.Backend = p.bi
-	err := a.c.SetBackend(ref, BackendSettings{Weight: body.Weight, Priority: body.Priority, ConnLimit: body.ConnLimit})
+	err := a.c.SetBackend(ref, BackendSettings(body))
 	return a.backendResult(&p, err)
 }
 
