@@ -89,3 +89,22 @@ func BenchmarkRebuild(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWeightChange is the cost of a weight set at runtime (the
+// control API; not hot path): the backend's atomic, then one rebuild of
+// every balancer that holds it.
+func BenchmarkWeightChange(b *testing.B) {
+	for _, k := range []Kind{Random, IWRR, RoundRobin, LeastConnections} {
+		b.Run(fmt.Sprintf("%v/n=256", k), func(b *testing.B) {
+			f := benchFixture(b, k, 256, false)
+			bl := New(k, f.bs, WithMode(ZproxyMode))
+			defer bl.Close()
+			b.ReportAllocs()
+			w := 1
+			for b.Loop() {
+				w = w%5 + 1
+				f.bs[7].SetWeight(w)
+			}
+		})
+	}
+}
