@@ -9,7 +9,7 @@ type Directive struct {
 	// Section is where the keyword may appear: "global", "control",
 	// "listener" (ListenHTTP and ListenHTTPS), "https" (ListenHTTPS only),
 	// "service", "match" (conditions inside Match and Not), "session",
-	// "backend" (BackEnd, Emergency and named Backend), "resolver",
+	// "backend" (BackEnd, Emergency and named Backend), "resolver", "lua",
 	// "tunnel", "tunnel backend" (Backend and Emergency in a Tunnel), or
 	// "any" for the parser's own Include.
 	Section string
@@ -46,6 +46,7 @@ func Directives() []Directive {
 	out = appendTable(out, "session", sessionTable, nil)
 	out = appendTable(out, "backend", beTable, backendUnsupported)
 	out = appendTable(out, "resolver", resolverTable, nil)
+	out = appendTable(out, "lua", luaTable, nil)
 	out = appendTable(out, "tunnel", tunnelTable, nil)
 	out = appendTable(out, "tunnel backend", tunnelBackendTable, nil)
 	sort.SliceStable(out, func(i, j int) bool {

@@ -55,7 +55,7 @@ var syslogFacilities = map[string]bool{
 // implementing them (Pound 4 extras, zproxy and fork settings).
 var globalUnsupported = canonSet("SSLEngine", "DHParams",
 	"ThreadModel", "Supervisor", "WorkerStackSize", "ConnectionQueueSize", "ReserveFD",
-	"BackendStats", "Lua",
+	"BackendStats",
 	"Name", "HTTPTracerDir", "DynScale", "Ignore100continue",
 	"ControlIP", "ControlPort")
 
@@ -143,6 +143,7 @@ func initGlobalTable() {
 	t.add("Tunnel", "s?", func(b *builder, _ *Config, n *parser.Node, u []unit) { b.tunnel(n, u) }).block()
 	t.add("Backend", "s", globalBackend).block()
 	t.add("Resolver", "", globalResolver).block()
+	t.add("Lua", "", globalLua).block()
 }
 
 // durationSetter builds a handler storing a duration argument.

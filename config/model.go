@@ -74,6 +74,10 @@ type Config struct {
 	Control *Control `json:"control,omitempty"`
 	// Resolver is nil without a Resolver section (DefaultResolver applies).
 	Resolver *Resolver `json:"resolver,omitempty"`
+	// Lua is nil without a Lua section. LuaCalls are every LuaMatch,
+	// LuaModify and LuaBackend of the file, for package lua to resolve.
+	Lua      *Lua       `json:"lua,omitempty"`
+	LuaCalls []*LuaCall `json:"-"`
 
 	Listeners     []*Listener `json:"listeners"`
 	Services      []*Service  `json:"services,omitempty"` // global services
