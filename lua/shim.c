@@ -58,8 +58,7 @@ static void *lbd_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		return NULL;
 	}
 	if (nsize > osize && vm->limit > 0 && vm->used - osize + nsize > vm->limit) {
-		if (!vm->mem_hit)
-			mem_where(vm);
+		mem_where(vm); /* the last refusal is the one that fails */
 		vm->mem_hit = 1;
 		return NULL;
 	}
@@ -73,20 +72,28 @@ static void *lbd_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return p;
 }
 
-/* lbd_hook spends the call's instruction budget; once it is gone every
- * further hook raises again, so a script cannot pcall its way past it. */
+/* lbd_hook spends the call's instruction budget. Once it is gone the hook
+ * runs at every instruction and raises each time: a script that catches
+ * the error (pcall, coroutine.resume) gets it again at the next
+ * instruction it runs outside the protected call, so the call ends. */
 static void lbd_hook(lua_State *L, lua_Debug *ar)
 {
 	lbd_vm *vm = vmof(L);
 	lua_Debug d;
+	int count = lua_gethookcount(L);
 
 	(void)ar;
 	if (vm->budget_max <= 0)
 		return;
-	vm->budget -= HOOK_COUNT;
-	if (vm->budget >= 0)
+	vm->budget -= count;
+	if (vm->budget >= 0) {
+		if (count != HOOK_COUNT) /* a thread left over from a spent call */
+			lua_sethook(L, lbd_hook, LUA_MASKCOUNT, HOOK_COUNT);
 		return;
+	}
 	vm->budget_hit = 1;
+	if (count != 1)
+		lua_sethook(L, lbd_hook, LUA_MASKCOUNT, 1);
 	if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
 		lua_pushfstring(L, "%s:%d: instruction limit (%I) exceeded", d.short_src,
 				d.currentline, (lua_Integer)vm->budget_max);
@@ -208,6 +215,8 @@ static void start_call(lbd_vm *vm, lua_Integer gen)
 	vm->budget = vm->budget_max;
 	vm->mem_hit = vm->budget_hit = 0;
 	vm->gen = gen;
+	if (vm->L != NULL && lua_gethookcount(vm->L) != HOOK_COUNT)
+		lua_sethook(vm->L, lbd_hook, LUA_MASKCOUNT, HOOK_COUNT);
 }
 
 /* ---- dotted names ----------------------------------------------------- */
@@ -368,7 +377,7 @@ static void ser(lua_State *L, struct sbuf *b, int idx, int top, int depth)
 			lua_pop(L, 1);
 		}
 		if (b->err) {
-			lua_pop(L, 2); /* key and value */
+			lua_pop(L, 1); /* the key lua_next left */
 			return;
 		}
 		sb_str(b, "}");
