@@ -39,7 +39,7 @@ type setup struct {
 	trusted        []string
 }
 
-func newFixture(t *testing.T, s setup) *fixture {
+func newFixture(t testing.TB, s setup) *fixture {
 	t.Helper()
 	f, err := tryFixture(t, s)
 	if err != nil {
@@ -48,7 +48,7 @@ func newFixture(t *testing.T, s setup) *fixture {
 	return f
 }
 
-func tryFixture(t *testing.T, s setup) (*fixture, error) {
+func tryFixture(t testing.TB, s setup) (*fixture, error) {
 	t.Helper()
 	dir := t.TempDir()
 	l := &config.Lua{MemoryLimit: config.DefaultLuaMemoryLimit, InstructionLimit: config.DefaultLuaInstructionLimit}
@@ -100,7 +100,7 @@ func tryFixture(t *testing.T, s setup) (*fixture, error) {
 
 // request is a request's rules state: "METHOD URL" and header lines.
 // Its Lua session ends with the test.
-func request(t *testing.T, line string, headers ...string) *rules.State {
+func request(t testing.TB, line string, headers ...string) *rules.State {
 	st := &rules.State{}
 	t.Cleanup(st.EndScripts)
 	st.Begin(netip.MustParseAddr("192.0.2.7"), 0)
@@ -114,7 +114,7 @@ func request(t *testing.T, line string, headers ...string) *rules.State {
 }
 
 // call runs fn with args for st in mode.
-func (f *fixture) call(t *testing.T, st *rules.State, mode rules.ScriptMode, fn string, args ...string) (bool, error) {
+func (f *fixture) call(t testing.TB, st *rules.State, mode rules.ScriptMode, fn string, args ...string) (bool, error) {
 	t.Helper()
 	c, ok := f.calls[fn]
 	if !ok {
@@ -136,7 +136,7 @@ func (f *fixture) call(t *testing.T, st *rules.State, mode rules.ScriptMode, fn 
 }
 
 // mustCall is call that fails the test on an error.
-func (f *fixture) mustCall(t *testing.T, st *rules.State, mode rules.ScriptMode, fn string, args ...string) bool {
+func (f *fixture) mustCall(t testing.TB, st *rules.State, mode rules.ScriptMode, fn string, args ...string) bool {
 	t.Helper()
 	ok, err := f.call(t, st, mode, fn, args...)
 	if err != nil {
