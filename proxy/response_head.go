@@ -52,6 +52,9 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	if !ok {
 		return nil
 	}
+	if c.ex.svc != nil && c.ex.be != nil {
+		c.ex.svc.LearnLines(lines, c.ex.be)
+	}
 	c.ex.newBody = x.BodySet
 	if x.DefaultReason {
 		dst = appendStatusLine(dst, x.Status, http.StatusText(x.Status))
