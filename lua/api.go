@@ -22,6 +22,10 @@ import (
 // it reads or changes the request and leaves the answer in the state's
 // C buffer for shim.c to push.
 
+// shim.c answers http.resp and http.service itself from this mode on.
+var _ = [1]struct{}{}[rules.ScriptResponse-C.LBD_MODE_RESPONSE]
+var _ = [1]struct{}{}[rules.ScriptBackend-C.LBD_MODE_RESPONSE-1]
+
 // Lua type numbers C passes as vtype.
 const (
 	tNil     = C.LUA_TNIL
@@ -33,6 +37,7 @@ const (
 //export lbdOp
 func lbdOp(h C.uintptr_t, op, obj C.int, a *C.char, alen C.size_t, b *C.char, blen C.size_t, ival C.longlong, vtype C.int) (rc C.int) {
 	v := cgo.Handle(h).Value().(*vm)
+	v.ops++
 	defer func() {
 		if r := recover(); r != nil {
 			rc = v.errorf("internal error: %v", r)
@@ -55,7 +60,7 @@ func cbytes(p *C.char, n C.size_t) []byte {
 // emit copies v.out to the C buffer and returns kind.
 func (v *vm) emit(kind C.int) C.int {
 	n := len(v.out)
-	if C.lbd_reserve(v.c, C.size_t(n+1)) == 0 {
+	if int(v.c.cap) < n+1 && C.lbd_reserve(v.c, C.size_t(n+1)) == 0 {
 		v.c.len = 0
 		return C.LBD_R_ERR
 	}

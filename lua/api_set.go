@@ -263,7 +263,7 @@ func (v *vm) gcall(fn *C.char, payload []byte) C.int {
 	if len(payload) > 0 {
 		p = (*C.char)(unsafe.Pointer(&payload[0]))
 	}
-	rc := C.lbd_gexec(g.c, fn, p, C.size_t(len(payload)), C.lua_Integer(gen))
+	rc := C.lbd_gexec(g.c, fn, p, C.size_t(len(payload)), C.int(v.mode), C.lua_Integer(gen))
 	g.env, g.st, g.m = nil, nil, nil
 	out := unsafe.Slice((*byte)(unsafe.Pointer(g.c.buf)), int(g.c.len))
 	v.out = append(v.out[:0], out...)

@@ -506,11 +506,47 @@ static const char *key_of(lua_State *L, size_t *len)
 
 static int is_headers(int obj) { return obj == LBD_OBJ_REQHDR || obj == LBD_OBJ_RESPHDR; }
 
+/* static_field pushes the API object a field of another one is, without
+ * asking Go (they never change); 0 when the field is not one. */
+static int static_field(lua_State *L, int obj, const char *k)
+{
+	lbd_vm *vm = vmof(L);
+	int to = -1;
+	switch (obj) {
+	case LBD_OBJ_HTTP:
+		if (strcmp(k, "req") == 0)
+			to = LBD_OBJ_REQ;
+		else if (vm->mode >= LBD_MODE_RESPONSE && strcmp(k, "resp") == 0)
+			to = LBD_OBJ_RESP;
+		else if (vm->mode >= LBD_MODE_RESPONSE && strcmp(k, "service") == 0)
+			to = LBD_OBJ_SERVICE;
+		break;
+	case LBD_OBJ_REQ:
+		if (strcmp(k, "headers") == 0)
+			to = LBD_OBJ_REQHDR;
+		else if (strcmp(k, "query") == 0)
+			to = LBD_OBJ_QUERY;
+		break;
+	case LBD_OBJ_RESP:
+		if (strcmp(k, "headers") == 0)
+			to = LBD_OBJ_RESPHDR;
+		break;
+	}
+	if (to < 0)
+		return 0;
+	lua_getfield(L, LUA_REGISTRYINDEX, REG_OBJS);
+	lua_rawgeti(L, -1, to);
+	return 1;
+}
+
 static int proxy_index(lua_State *L)
 {
 	int obj = obj_of(L);
 	size_t kl;
 	const char *k = key_of(L, &kl);
+	if (k != NULL && obj != LBD_OBJ_REQHDR && obj != LBD_OBJ_RESPHDR && obj != LBD_OBJ_QUERY &&
+	    static_field(L, obj, k))
+		return 1;
 	if (k == NULL) {
 		if (is_headers(obj) || obj == LBD_OBJ_QUERY) {
 			lua_pushnil(L);
@@ -762,6 +798,7 @@ static void push_stash(lua_State *L)
 	lua_getfield(L, LUA_REGISTRYINDEX, REG_STASHES);
 	if (lua_rawgeti(L, -1, vm->gen) == LUA_TNIL) {
 		lua_pop(L, 1);
+		vm->stashed = 1;
 		lua_newtable(L);
 		lua_pushvalue(L, -1);
 		lua_rawseti(L, -3, vm->gen);
@@ -1073,11 +1110,12 @@ static void unset_http(lua_State *L)
 /* lbd_call calls fn with the nargs strings packed in args; want 1 asks
  * for a boolean result (in vm->result). */
 int lbd_call(lbd_vm *vm, const char *fn, const char *args, const size_t *lens,
-	     int nargs, int want, lua_Integer gen)
+	     int nargs, int want, int mode, lua_Integer gen)
 {
 	struct call_args a = {fn, args, lens, nargs, want, 0};
 	int rc;
 	start_call(vm, gen);
+	vm->mode = mode;
 	rc = pcall_with(vm, do_call, &a);
 	if (rc != LUA_OK) {
 		unset_http(vm->L);
@@ -1125,11 +1163,13 @@ static int do_gexec(lua_State *L)
 
 /* lbd_gexec runs a gcall in the global state: fn with the arguments the
  * payload chunk returns; the results are left in buf as a chunk. */
-int lbd_gexec(lbd_vm *vm, const char *fn, const char *payload, size_t plen, lua_Integer gen)
+int lbd_gexec(lbd_vm *vm, const char *fn, const char *payload, size_t plen, int mode,
+	      lua_Integer gen)
 {
 	struct gexec_args a = {fn, payload, plen};
 	int rc;
 	start_call(vm, gen);
+	vm->mode = mode;
 	rc = pcall_with(vm, do_gexec, &a);
 	if (rc != LUA_OK)
 		unset_http(vm->L);
@@ -1150,4 +1190,5 @@ void lbd_stash_drop(lbd_vm *vm, lua_Integer gen)
 	start_call(vm, gen);
 	pcall_with(vm, do_stash_drop, NULL);
 	vm->gen = 0;
+	vm->stashed = 0;
 }

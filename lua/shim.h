@@ -59,6 +59,10 @@ enum {
 	LBD_R_CHUNK    /* buf is a chunk returning the values (gcall) */
 };
 
+/* rules.ScriptMode from which on http.resp and http.service exist
+ * (Rewrite response, LuaBackend); api.go checks it matches. */
+#define LBD_MODE_RESPONSE 2
+
 /* Flag added to vtype when a number argument is an integer. */
 #define LBD_VINT 0x100
 
@@ -79,6 +83,8 @@ typedef struct lbd_vm {
 	lua_Integer gen;   /* the request whose stash is current */
 	int phase;         /* loading: 1 once the chunk runs */
 	int result;        /* a match's boolean */
+	int mode;          /* the call's rules.ScriptMode */
+	int stashed;       /* a stash was made since the last drop */
 	char *buf;         /* results and error messages */
 	size_t len, cap;
 	long long ival;
@@ -91,8 +97,8 @@ int lbd_reserve(lbd_vm *vm, size_t n);
 int lbd_load(lbd_vm *vm, const char *file, const char *modname);
 int lbd_defined(lbd_vm *vm, const char *fn);
 int lbd_call(lbd_vm *vm, const char *fn, const char *args, const size_t *lens,
-	     int nargs, int want, lua_Integer gen);
-int lbd_gexec(lbd_vm *vm, const char *fn, const char *payload, size_t plen,
+	     int nargs, int want, int mode, lua_Integer gen);
+int lbd_gexec(lbd_vm *vm, const char *fn, const char *payload, size_t plen, int mode,
 	      lua_Integer gen);
 void lbd_stash_drop(lbd_vm *vm, lua_Integer gen);
 int lbd_gc(lbd_vm *vm);
