@@ -44,7 +44,7 @@ type Options struct {
 var errBusy = errors.New("no Lua state became free in time")
 
 // errClosed is a call into a runtime a reload has retired.
-var errClosed = errors.New("Lua runtime closed by a reload")
+var errClosed = errors.New("the Lua runtime was closed by a reload")
 
 // Runtime is the Lua states of one configuration and the functions it
 // calls. It implements rules.Scripts and rules.ScriptOwner.
