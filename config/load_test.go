@@ -315,6 +315,12 @@ func TestLuaWithoutLua(t *testing.T) {
 			}
 		})
 	}
+	t.Run("zproxy dialect", func(t *testing.T) {
+		_, _, err := LoadBytes("t.cfg", []byte(svc(`LuaMatch "f"`)), LoadOptions{NoDNS: true, Dialect: DialectZproxy})
+		if want := `t.cfg:3.3-10: "LuaMatch" is a Pound 4 statement: not available in the zproxy dialect`; err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v, want %q", err, want)
+		}
+	})
 }
 
 func TestNotImplementedIsAnError(t *testing.T) {

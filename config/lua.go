@@ -159,10 +159,15 @@ func globalLua(b *builder, c *Config, n *parser.Node, _ []unit) {
 }
 
 // luaAllowed reports a Lua statement as an error when this lbd was built
-// without Lua (LoadOptions.NoLua).
+// without Lua (LoadOptions.NoLua), or in a zproxy file, whose requests
+// do not run Pound's rules.
 func (b *builder) luaAllowed(n *parser.Node) bool {
-	if b.opts.NoLua {
+	switch {
+	case b.opts.NoLua:
 		b.errorf(n.Span, "%q: this lbd was built without Lua (liblua5.4-dev; see README)", n.Keyword)
+		return false
+	case b.cfg.Dialect == DialectZproxy:
+		b.errorf(n.Span, "%q is a Pound 4 statement: not available in the zproxy dialect", n.Keyword)
 		return false
 	}
 	return true

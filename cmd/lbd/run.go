@@ -213,7 +213,10 @@ func serve(o *options, cfg *config.Config) int {
 		DNSRewrite: resolver.FakeDNS(os.Getenv),
 	})
 	if err != nil {
-		log.Errorf("%v", err)
+		// One line per error (a Lua section can fail at several calls).
+		for _, line := range strings.Split(err.Error(), "\n") {
+			log.Error(line)
+		}
 		return exitErr
 	}
 	log.Info("starting...")
