@@ -70,6 +70,19 @@ end
 
 function retry.forever() http.resend = true end
 
+-- A body set for a response that is then resent is not the next one's.
+function retry.scribble()
+   if http.resendcount == 0 then
+      http.resp.body = "scribbled"
+      http.resend = true
+   end
+end
+
+function retry.answer()
+   http.resp.code = 200
+   http.resp.body = "answered by Lua after " .. http.req.path
+end
+
 function retry.body()
    http.resp.headers["X-Body-Seen"] = http.req.body or "none"
    if http.resp.code == 503 and http.resendcount == 0 then http.resend = true end
@@ -154,6 +167,17 @@ ListenHTTP
 		Path "^/found"
 ` + indent(strings.Replace(backendBlock(found), "127.0.0.2", "127.0.0.3", 1), 2) + `
 	End
+	Service "scribble"
+		Path "^/scribble"
+		Rewrite response
+			LuaModify "retry.scribble"
+		End
+` + indent(strings.Replace(backendBlock(found), "127.0.0.2", "127.0.0.3", 1), 2) + `
+	End
+	Service "answer"
+		Path "^/never"
+		LuaBackend "retry.answer"
+	End
 	Service "loop"
 		Path "^/loop"
 		Rewrite response
@@ -180,6 +204,8 @@ End
 		{"global service", "/lost/b", map[string]string{"X-Where": "/spare"}, 200, "spare /lost/b 127.0.0.1", ""},
 		{"selection again", "/gone/c", map[string]string{"X-Where": ""}, 200, "found /found/gone/c", ""},
 		{"no such service", "/gone/d", map[string]string{"X-Where": "nowhere"}, 500, "", ""},
+		{"to a Lua backend", "/missing/e", map[string]string{"X-Where": "answer"}, 200, "answered by Lua after /missing/e", ""},
+		{"a resent response gets its own body", "/scribble", nil, 200, "found /scribble", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

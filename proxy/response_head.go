@@ -41,7 +41,9 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	}
 	// Lua scripts in the rules see and may change the status line.
 	x := &c.rs.X
-	x.Status, x.Reason = resp.Status, resp.Reason
+	// A resent request's response starts afresh.
+	x.Status, x.Reason, x.DefaultReason = resp.Status, resp.Reason, false
+	x.RespBody, x.BodySet = nil, false
 	if c.ex.svc != nil {
 		x.Service = c.ex.svc
 	}
