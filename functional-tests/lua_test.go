@@ -396,3 +396,39 @@ func indent(s string, n int) string {
 	pad := strings.Repeat("\t", n)
 	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }
+
+// TestLuaErrorPage runs response scripts on an Error backend's page, as
+// Pound's bearer example does: they see its status and may change it.
+func TestLuaErrorPage(t *testing.T) {
+	cfg := luaHead + `Lua
+	Load "e.lua"
+End
+ListenHTTP
+	Address 127.0.0.1
+	Port {PORT}
+	Service
+		Rewrite response
+			LuaModify "explain"
+		End
+		Error 401
+	End
+End
+`
+	p := startLua(t, cfg, map[string]string{"e.lua": `function explain()
+   http.resp.headers["X-Was"] = tostring(http.resp.code)
+   http.resp.headers["WWW-Authenticate"] = 'Bearer realm="here"'
+   if http.req.path == "/teapot" then
+      http.resp.code = 418
+      http.resp.body = "nope\n"
+   end
+end`})
+	resp, body := luaFetch(t, "GET", "http://"+p.addr+"/x", nil, "")
+	if resp.StatusCode != 401 || resp.Header.Get("X-Was") != "401" || resp.Header.Get("WWW-Authenticate") != `Bearer realm="here"` ||
+		!strings.Contains(body, "Unauthorized") {
+		t.Errorf("got %d %q %q", resp.StatusCode, resp.Header, body)
+	}
+	resp, body = luaFetch(t, "GET", "http://"+p.addr+"/teapot", nil, "")
+	if resp.StatusCode != 418 || body != "nope\n" || resp.ContentLength != 5 || resp.Header.Get("X-Was") != "401" {
+		t.Errorf("got %d %q (length %d) %q", resp.StatusCode, body, resp.ContentLength, resp.Header)
+	}
+}
