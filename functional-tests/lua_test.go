@@ -397,8 +397,9 @@ func indent(s string, n int) string {
 	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }
 
-// TestLuaErrorPage runs response scripts on an Error backend's page, as
-// Pound's bearer example does: they see its status and may change it.
+// TestLuaErrorPage runs response scripts on the answers of special
+// backends, an Error page as in Pound's bearer example: they see the
+// status and may change it and the body.
 func TestLuaErrorPage(t *testing.T) {
 	cfg := luaHead + `Lua
 	Load "e.lua"
@@ -407,6 +408,13 @@ ListenHTTP
 	Address 127.0.0.1
 	Port {PORT}
 	Service
+		Path "^/made"
+		Rewrite response
+			LuaModify "made"
+		End
+		Success
+	End
+	Service
 		Rewrite response
 			LuaModify "explain"
 		End
@@ -414,7 +422,11 @@ ListenHTTP
 	End
 End
 `
-	p := startLua(t, cfg, map[string]string{"e.lua": `function explain()
+	p := startLua(t, cfg, map[string]string{"e.lua": `function made()
+   http.resp.code = 201
+   http.resp.body = "made\n"
+end
+function explain()
    http.resp.headers["X-Was"] = tostring(http.resp.code)
    http.resp.headers["WWW-Authenticate"] = 'Bearer realm="here"'
    if http.req.path == "/teapot" then
@@ -430,5 +442,10 @@ end`})
 	resp, body = luaFetch(t, "GET", "http://"+p.addr+"/teapot", nil, "")
 	if resp.StatusCode != 418 || body != "nope\n" || resp.ContentLength != 5 || resp.Header.Get("X-Was") != "401" {
 		t.Errorf("got %d %q (length %d) %q", resp.StatusCode, body, resp.ContentLength, resp.Header)
+	}
+	// A Success backend's empty 200 too.
+	resp, body = luaFetch(t, "GET", "http://"+p.addr+"/made", nil, "")
+	if resp.StatusCode != 201 || body != "made\n" || resp.ContentLength != 5 {
+		t.Errorf("got %d %q (length %d)", resp.StatusCode, body, resp.ContentLength)
 	}
 }
