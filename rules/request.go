@@ -141,7 +141,9 @@ type State struct {
 	smLen       int
 	evals       []int8 // detached condition results: 0 unknown, 1 false, 2 true
 	// Script is the Lua runtime the request holds, X what its scripts
-	// see beyond the heads (script.go).
+	// see beyond the heads (script.go). Dry (the routing explainer's
+	// state; Begin keeps it) calls no Lua function: DryScriptError.
+	Dry        bool
 	Script     ScriptSession
 	X          Exchange
 	scriptArgs [][]byte

@@ -62,8 +62,19 @@ func (c *compiler) script(call *config.LuaCall) (*scriptCall, error) {
 	return sc, err
 }
 
+// DryScriptError is a Lua call a dry run (the routing explainer) did not
+// make: a script may do anything, so the outcome depends on it.
+type DryScriptError struct{ Call *config.LuaCall }
+
+func (e *DryScriptError) Error() string {
+	return fmt.Sprintf("%s: Lua function %s decides here, and a dry run does not call Lua", e.Call.Pos, e.Call.Func)
+}
+
 // runScript expands the call's arguments into the arena and runs it.
 func (st *State) runScript(env *Env, sc *scriptCall, m *Message, mode ScriptMode) (bool, error) {
+	if st.Dry {
+		return false, &DryScriptError{Call: sc.src}
+	}
 	st.scriptArgs = st.scriptArgs[:0]
 	for _, t := range sc.args {
 		start := len(st.arena)
