@@ -395,6 +395,11 @@ End
 		}
 	}
 	check("one")
+	// The control API shows the Lua backend as Pound does.
+	if code, body := control(t, ctl, "GET", "/"); code != 200 || !strings.Contains(body, `"type":"lua"`) ||
+		!strings.Contains(body, `"function":"version"`) {
+		t.Errorf("control API: %d %s", code, body)
+	}
 	writeFile(t, p.dir, "v.lua", fmt.Sprintf(script, "two"))
 	if code, _ := control(t, ctl, "PATCH", "/config"); code != 200 {
 		t.Fatalf("reload answered %d", code)
