@@ -32,20 +32,26 @@
 // never used by two goroutines at once: a request takes a per-thread
 // state from a channel (a free list, no lock held around cgo) at its
 // first Lua call and gives it back when it ends, so its stash lives from
-// its first condition to its response, as Pound's does. The global state
+// its first condition to its response, as Pound's does (or only until
+// its request rules when no response rule calls Lua). The global state
 // is shared by definition (Pound locks it too): calls into it hold one
-// mutex for the duration of the call. When every per-thread state is in
-// use, a request waits for one (up to Options.Wait, then 503): Lua
-// requests in flight are bounded by WorkerMaxCount, as Pound's worker
-// threads bound them.
+// mutex for the duration of the call, the only lock around a cgo call,
+// taken only by LoadGlobal functions and pound.gcall. When every
+// per-thread state is in use, a request waits for one (up to
+// Options.Wait, then 500): Lua requests in flight are bounded by
+// WorkerMaxCount, as Pound's worker threads bound them. A state holds
+// the request it serves only for the length of a call (vm.st), so a
+// callback can never reach another request.
 //
 // # Bounds
 //
 // Each state's allocations are bounded (lua_Alloc with a limit, Lua
 // section MemoryLimit, default 64 MiB) and each call's VM instructions
 // (a count hook every 1000 instructions, InstructionLimit, default 10^8;
-// once spent, every further hook raises again, so pcall cannot escape
-// it). An error, a runaway loop or a refused allocation fails the call:
+// once spent, the hook runs at every instruction and raises each time,
+// so a script that catches the error with pcall gets it again at once).
+// C functions run whole between hooks: a huge string.rep is stopped by
+// the memory bound, a pathological string.find pattern by neither. An error, a runaway loop or a refused allocation fails the call:
 // the request gets a 500 and the log says where (file:line). Scripts are
 // trusted code, as in Pound: the whole standard library is open, and
 // debug.sethook can switch the instruction bound off.
