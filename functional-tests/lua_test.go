@@ -163,6 +163,8 @@ function out.teapot()
    end
 end
 
+function out.bare() http.resp.headers = {["X-Only"] = "me"} end
+
 function out.describe()
    http.resp.headers["X-Service"] = http.service.name
    http.resp.headers["X-Locus"] = http.service.locus
@@ -188,6 +190,13 @@ ListenHTTP
 	Constant "flavour" -file "{DIR}/flavour.txt" -trim
 	Rewrite response
 		LuaModify "out.describe"
+	End
+	Service "bare"
+		Path "^/bare"
+		Rewrite response
+			LuaModify "out.bare"
+		End
+` + indent(backendBlock(be), 2) + `
 	End
 	Service "tea"
 		Rewrite response
@@ -215,8 +224,15 @@ End
 			t.Errorf("%s: %q, want %q", k, got, v)
 		}
 	}
-	if loc := resp.Header.Get("X-Locus"); !regexp.MustCompile(`/lbd\.cfg:15\.9-23\.11$`).MatchString(loc) {
-		t.Errorf("X-Locus %q, want the service's lines 15-23", loc)
+	if loc := resp.Header.Get("X-Locus"); !regexp.MustCompile(`/lbd\.cfg:25\.9-33\.11$`).MatchString(loc) {
+		t.Errorf("X-Locus %q, want the service's lines 25-33", loc)
+	}
+	// A script that drops Content-Length leaves the body to end with
+	// the connection, which lbd then closes.
+	raw, closed := rawExchange(t, p.addr, []byte("GET /bare HTTP/1.1\r\nHost: x\r\n\r\n"), 2*time.Second)
+	if !closed || !strings.HasSuffix(string(raw), "\r\n\r\nok") || !strings.Contains(string(raw), "Connection: close\r\n") ||
+		strings.Contains(string(raw), "Content-Length") || !strings.Contains(string(raw), "X-Only: me\r\n") {
+		t.Errorf("closed %v, answer %q", closed, raw)
 	}
 	// The backend's own answer when the script leaves it alone; a
 	// global service is named with a slash.

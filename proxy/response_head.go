@@ -63,12 +63,21 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	} else {
 		dst = appendStatusLine(dst, x.Status, x.Reason)
 	}
+	hasLen := false
 	for _, l := range lines {
-		if c.ex.newBody && http1.EqualFold(rules.LineName(l), hdrContentLen) {
-			continue // the script's body has its own length
+		if http1.EqualFold(rules.LineName(l), hdrContentLen) {
+			if c.ex.newBody {
+				continue // the script's body has its own length
+			}
+			hasLen = true
 		}
 		dst = append(dst, l...)
 		dst = append(dst, crlf...)
+	}
+	if !hasLen && !c.ex.newBody && !resp.Chunked && resp.BodyKind(c.req.MethodID == http1.MethodHEAD) == http1.BodyLength {
+		// The rules removed the body's length (Pound's own test replaces
+		// every header): the body then ends with the connection.
+		mode, c.ex.closeCl = connClose, true
 	}
 	return c.appendResponseTail(st, e, mode, &placed, dst)
 }
