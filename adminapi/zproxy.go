@@ -79,6 +79,7 @@ func NewZproxyHandler(c Controller) http.Handler {
 	for _, rt := range routes {
 		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))
 	}
+	r.Methods(patch).Path("/upgrade").HandlerFunc(a.zproxyUpgrade)
 	a.router = r
 	return a
 }

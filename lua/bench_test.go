@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkCall is one request's use of Lua: take a state, make the call,
-// give the state back (bench/RESULTS.md §12). read reads a header, tag
+// give the state back (bench/RESULTS.md §13). read reads a header, tag
 // sets one, yes only returns.
 func BenchmarkCall(b *testing.B) {
 	f := newFixture(b, setup{thread: map[string]string{"b.lua": `

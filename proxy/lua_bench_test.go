@@ -16,7 +16,7 @@ import (
 )
 
 // What a Lua call adds to the in-memory request cycle (bench/RESULTS.md
-// §12): a trivial LuaMatch, a LuaModify that sets a request header, and
+// §13): a trivial LuaMatch, a LuaModify that sets a request header, and
 // one in Rewrite response that sets a response header (the request then
 // keeps its Lua state until the response is sent).
 
