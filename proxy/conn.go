@@ -60,6 +60,12 @@ type conn struct {
 	rs      rules.State
 	rwbuf   []byte
 	rwLines [][]byte
+	// rsbuf and rsLines hold the response head while response rules
+	// edit it; body keeps the request body for Lua (ContentCapture) and
+	// for a resend (lua.go).
+	rsbuf   []byte
+	rsLines [][]byte
+	body    []byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

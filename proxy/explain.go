@@ -13,6 +13,7 @@ import (
 	"lbd/config"
 	"lbd/explain"
 	"lbd/http1"
+	"lbd/rules"
 	"lbd/service"
 )
 
@@ -67,6 +68,7 @@ func (s *Server) Explain(q explain.Query, index int) (*explain.Route, error) {
 	c := &conn{srv: s, buf: &buf, w: len(raw), now: time.Now(), client: client,
 		nc: dryConn{local: local, remote: net.TCPAddrFromAddrPort(netip.AddrPortFrom(client, 40000))}}
 	c.req.Headers = make([]http1.Header, 0, 16)
+	c.rs.Dry = true // a Lua function may do anything: none runs
 	x := &explainer{c: c, st: st, seed: querySeed(q), r: &explain.Route{Checks: []explain.Check{}, Services: []explain.Service{}}}
 	x.r.Listener = explain.Listener{Index: index, Address: local.String(), Protocol: st.Scheme, Dialect: string(st.Dialect)}
 	if st.Cfg != nil {
@@ -85,6 +87,19 @@ type explainer struct {
 	st   *Listener
 	seed uint64
 	r    *explain.Route
+	err  error // why a request rule failed
+}
+
+// luaDecides ends an explanation at a Lua call the dry run does not
+// make; it reports whether err was one.
+func (x *explainer) luaDecides(err error) bool {
+	var dry *rules.DryScriptError
+	if !errors.As(err, &dry) {
+		return false
+	}
+	x.check("Lua", false, dry.Error())
+	x.r.Outcome = "undetermined: " + dry.Error()
+	return true
 }
 
 // check records a listener check; it reports ok for chaining.
@@ -132,6 +147,9 @@ func (x *explainer) run(enabled bool) {
 	}
 	svc, traces, err := st.Router.RouteTrace(&c.rs)
 	x.r.Services = x.markGlobal(traces)
+	if x.luaDecides(err) {
+		return
+	}
 	if err != nil {
 		x.generated(500, CauseNone, "error", "a condition could not be evaluated: "+err.Error())
 		return
@@ -226,7 +244,9 @@ func (x *explainer) forward(svc *service.Service) {
 		head = c.appendRequestHead(st, svc, nil)
 	}
 	if c.ex.badExpand {
-		x.generated(500, CauseNone, "error", "a request rule's expansion failed")
+		if !x.luaDecides(x.err) {
+			x.generated(500, CauseNone, "error", "a request rule's expansion failed")
+		}
 		return
 	}
 	es, eb, b := svc.ExplainPick(key, x.seed)
@@ -264,7 +284,7 @@ func (x *explainer) ruledRequest(svc *service.Service) []byte {
 		x.r.Rewrites = append(x.r.Rewrites, steps...)
 	}
 	if err != nil {
-		c.ex.badExpand = true
+		c.ex.badExpand, x.err = true, err
 	}
 	var dst []byte
 	if m.URLChanged {

@@ -185,11 +185,14 @@ func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte)
 	if e.zproxy {
 		return c.appendZproxyRequest(st, e, dst)
 	}
-	if c.hasRequestRules(st, svc) {
-		if len(c.keep) > 0 { // the body will reuse the buffer the head is in
-			head := c.head()
-			c.rs.Rebase(func(s []byte) []byte { return rebase(s, head, c.keep) })
-		}
+	ruled := c.hasRequestRules(st, svc)
+	// The body will reuse the buffer the head is in: the rules, and Lua
+	// scripts after the response, need the lines where it cannot.
+	if len(c.keep) > 0 && (ruled || c.ex.scripted) {
+		head := c.head()
+		c.rs.Rebase(func(s []byte) []byte { return rebase(s, head, c.keep) })
+	}
+	if ruled {
 		return c.appendRuledRequest(st, svc, dst)
 	}
 	dst = c.appendForwardLine(dst, c.req.Target)

@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"bytes"
+	"net/http"
 	"strconv"
 
+	"lbd/balancer"
 	"lbd/config"
 	"lbd/http1"
+	"lbd/rules"
 )
 
 // Connection handling lines for appendResponseHead.
@@ -29,22 +32,63 @@ var (
 func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	c.keepReason()
 	resp := &c.resp
-	dst = append(dst, "HTTP/1.1 "...)
-	dst = strconv.AppendInt(dst, int64(resp.Status), 10)
-	dst = append(dst, ' ')
-	dst = append(dst, resp.Reason...)
-	dst = append(dst, crlf...)
 	e := c.editsFor(st, c.ex.svc)
 	var placed inPlace
-	if !e.zproxy && hasResponseRules(st, c.ex.svc) {
-		var ok bool
-		if dst, ok = c.appendRuledResponse(st, e, dst); !ok {
-			return nil
-		}
-	} else {
+	if e.zproxy || !hasResponseRules(st, c.ex.svc) {
+		dst = appendStatusLine(dst, resp.Status, resp.Reason)
 		dst = c.appendResponseHeaders(st, e, mode, &placed, dst)
+		return c.appendResponseTail(st, e, mode, &placed, dst)
+	}
+	// Lua scripts in the rules see and may change the status line.
+	x := &c.rs.X
+	// A resent request's response starts afresh.
+	x.Status, x.Reason, x.DefaultReason = resp.Status, resp.Reason, false
+	x.RespBody, x.BodySet = nil, false
+	if c.ex.svc != nil {
+		x.Service = c.ex.svc
+	}
+	if c.ex.be != nil {
+		x.Tier = balancer.Tier(c.ex.be)
+	}
+	lines, ok := c.ruledResponse(st, e)
+	if !ok {
+		return nil
+	}
+	if c.ex.svc != nil && c.ex.be != nil {
+		c.ex.svc.LearnLines(lines, c.ex.be)
+	}
+	c.ex.newBody = x.BodySet
+	if x.DefaultReason {
+		dst = appendStatusLine(dst, x.Status, http.StatusText(x.Status))
+	} else {
+		dst = appendStatusLine(dst, x.Status, x.Reason)
+	}
+	hasLen := false
+	for _, l := range lines {
+		if http1.EqualFold(rules.LineName(l), hdrContentLen) {
+			if c.ex.newBody {
+				continue // the script's body has its own length
+			}
+			hasLen = true
+		}
+		dst = append(dst, l...)
+		dst = append(dst, crlf...)
+	}
+	if !hasLen && !c.ex.newBody && !resp.Chunked && resp.BodyKind(c.req.MethodID == http1.MethodHEAD) == http1.BodyLength {
+		// The rules removed the body's length (Pound's own test replaces
+		// every header): the body then ends with the connection.
+		mode, c.ex.closeCl = connClose, true
 	}
 	return c.appendResponseTail(st, e, mode, &placed, dst)
+}
+
+// appendStatusLine writes "HTTP/1.1 status reason".
+func appendStatusLine[R ~string | ~[]byte](dst []byte, status int, reason R) []byte {
+	dst = append(dst, "HTTP/1.1 "...)
+	dst = strconv.AppendInt(dst, int64(status), 10)
+	dst = append(dst, ' ')
+	dst = append(dst, reason...)
+	return append(dst, crlf...)
 }
 
 // appendResponseHeaders writes the backend's headers, edited.
@@ -74,7 +118,12 @@ func (c *conn) appendResponseHeaders(st *Listener, e *HeaderEdits, mode int, pla
 // the head.
 func (c *conn) appendResponseTail(st *Listener, e *HeaderEdits, mode int, placed *inPlace, dst []byte) []byte {
 	resp := &c.resp
-	if resp.Chunked && !placed.te {
+	switch {
+	case c.ex.newBody:
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(c.rs.X.RespBody)), 10)
+		dst = append(dst, crlf...)
+	case resp.Chunked && !placed.te:
 		dst = append(dst, chunkedLine...)
 	}
 	switch {

@@ -29,6 +29,7 @@ func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, dst []byte
 	m := &c.rs.Req
 	c.forwardedLines(st)
 	m.Lines, c.rwLines = c.rwLines, m.Lines
+	c.ex.forwarded = true
 	err := st.ReqRules.Rewrite(&c.rs, m)
 	if err == nil {
 		err = svc.ReqRules.Rewrite(&c.rs, m)
@@ -112,7 +113,7 @@ func (c *conn) forwardedLines(st *Listener) {
 		c.rwbuf = c.appendMissingForwarded(st, &p, c.rwbuf)
 	}
 	c.rwbuf = c.appendSSLHeaders(c.rwbuf)
-	c.splitLines(start)
+	c.rwLines = splitLines(c.rwLines, c.rwbuf, start)
 }
 
 // forwardingName reports whether name is one of the X-Forwarded-*
@@ -121,11 +122,10 @@ func forwardingName(name []byte) bool {
 	return http1.EqualFold(name, hdrXFF) || http1.EqualFold(name, hdrXFProto) || http1.EqualFold(name, hdrXFPort)
 }
 
-// splitLines adds the CRLF-terminated lines of rwbuf[start:] to rwLines;
+// splitLines adds the CRLF-terminated lines of buf[start:] to lines;
 // a line starting with a blank continues the previous one (the folded
 // X-SSL-certificate).
-func (c *conn) splitLines(start int) {
-	buf := c.rwbuf
+func splitLines(lines [][]byte, buf []byte, start int) [][]byte {
 	first, last := -1, -1
 	for i := start; i < len(buf); {
 		end := len(buf)
@@ -135,7 +135,7 @@ func (c *conn) splitLines(start int) {
 		cont := end > i && (buf[i] == ' ' || buf[i] == '\t') && first >= 0
 		if !cont {
 			if first >= 0 && last > first {
-				c.rwLines = append(c.rwLines, buf[first:last:last])
+				lines = append(lines, buf[first:last:last])
 			}
 			first = i
 		}
@@ -143,14 +143,22 @@ func (c *conn) splitLines(start int) {
 		i = end + len(crlf)
 	}
 	if first >= 0 && last > first {
-		c.rwLines = append(c.rwLines, buf[first:last:last])
+		lines = append(lines, buf[first:last:last])
 	}
+	return lines
 }
 
 // hasResponseRules reports whether the service or listener has response
 // rules.
 func hasResponseRules(st *Listener, svc *service.Service) bool {
 	return !st.RespRules.Empty() || (svc != nil && !svc.RespRules.Empty())
+}
+
+// hasResponseScripts reports whether the response rules may call Lua:
+// then the request's Lua state, its stash and its body are kept until
+// the response is sent, and a script may ask to resend the request.
+func hasResponseScripts(st *Listener, svc *service.Service) bool {
+	return st.RespRules.HasScripts() || svc.RespScripts()
 }
 
 // ruledResponseLines runs the response rules (the service's, then the
@@ -168,29 +176,27 @@ func (c *conn) ruledResponseLines(st *Listener, lines [][]byte) ([][]byte, error
 	return m.Lines, err
 }
 
-// appendRuledResponse writes the response headers after the response
-// rules edited them; ok is false when an expansion failed (Pound answers
-// 500 instead of the response).
-func (c *conn) appendRuledResponse(st *Listener, e *HeaderEdits, dst []byte) ([]byte, bool) {
+// ruledResponse runs the response rules over the backend's headers and
+// returns the lines to send; ok is false when a rule failed (Pound
+// answers 500 instead of the response). The lines are built in buffers
+// of their own: the request's forwarded lines (rwbuf) stay valid for the
+// scripts and for a resend.
+func (c *conn) ruledResponse(st *Listener, e *HeaderEdits) ([][]byte, bool) {
 	resp := &c.resp
-	c.rwbuf, c.rwLines = c.rwbuf[:0], c.rwLines[:0]
+	c.rsbuf, c.rsLines = c.rsbuf[:0], c.rsLines[:0]
 	for i := range resp.Headers {
 		h := &resp.Headers[i]
 		if resp.IsHopByHop(h.Name) || (resp.Chunked && http1.EqualFold(h.Name, hdrContentLen)) {
 			continue
 		}
-		start := len(c.rwbuf)
-		c.rwbuf = c.appendPoundResponseHeader(st, e, h, c.rwbuf)
-		c.splitLines(start)
+		start := len(c.rsbuf)
+		c.rsbuf = c.appendPoundResponseHeader(st, e, h, c.rsbuf)
+		c.rsLines = splitLines(c.rsLines, c.rsbuf, start)
 	}
-	lines, err := c.ruledResponseLines(st, c.rwLines)
+	lines, err := c.ruledResponseLines(st, c.rsLines)
 	if err != nil {
 		st.diag(err)
-		return dst, false
+		return nil, false
 	}
-	for _, l := range lines {
-		dst = append(dst, l...)
-		dst = append(dst, crlf...)
-	}
-	return dst, true
+	return lines, true
 }

@@ -15,6 +15,7 @@ type action struct {
 	pat    *config.Pattern // DeleteHeader
 	encode bool
 	what   string // the string's name in expansion errors
+	script *scriptCall
 	src    *config.Action
 }
 
@@ -28,6 +29,11 @@ func (c *compiler) action(a *config.Action) {
 	switch a.Kind {
 	case config.ActSetHeader, config.ActSetURL, config.ActSetPath, config.ActSetQuery, config.ActSetQueryParam:
 		x.tmpl = c.env.template(a.Value)
+	case config.ActLua:
+		var err error
+		if x.script, err = c.script(a.Lua); err != nil && c.err == nil {
+			c.err = err
+		}
 	}
 	c.emit(instr{op: opAct, act: x})
 }
@@ -56,6 +62,13 @@ func (st *State) act(env *Env, a *action, m *Message) error {
 		m.URL = m.Path()
 		m.URLChanged = true
 		return nil
+	case config.ActLua:
+		mode := ScriptRequest
+		if m == &st.Resp {
+			mode = ScriptResponse
+		}
+		_, err := st.runScript(env, a.script, m, mode)
+		return err
 	}
 	start := len(st.arena)
 	out, err := st.expand(env, a.tmpl, st.arena, a.what)

@@ -25,6 +25,7 @@ const (
 	lkWatched
 	lkBasicAuth
 	lkTBF
+	lkLua
 )
 
 // leaf is one primitive condition.
@@ -42,6 +43,7 @@ type leaf struct {
 	target  leafKind // the kind a watched list's patterns apply to
 	auth    *config.PasswordFile
 	tbf     *config.TBF
+	script  *scriptCall
 	src     *config.Condition
 }
 
@@ -64,6 +66,11 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 	case config.CondTBF:
 		l.kind, l.tbf = lkTBF, x.TBF
 		l.subject = c.env.template(x.TBF.Key)
+	case config.CondLua:
+		l.kind = lkLua
+		sc, err := c.script(x.Lua)
+		l.script = sc
+		return l, err
 	case config.CondWatched:
 		l.kind, l.list = lkWatched, x.List
 		t, ok := kindOf[x.Target]
@@ -93,6 +100,9 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 			return l, fmt.Errorf("rules: no condition named %q", x.Name)
 		}
 		l.eval = i
+		if d := c.env.Detached[i]; d != nil && d.scripts {
+			c.scripts = true
+		}
 	}
 	return l, nil
 }
@@ -109,6 +119,8 @@ func (st *State) test(env *Env, l *leaf, m *Message) (bool, error) {
 		return st.basicAuth(l.auth)
 	case lkTBF:
 		return st.tbf(env, l)
+	case lkLua:
+		return st.runScript(env, l.script, m, ScriptMatch)
 	case lkWatched:
 		for _, p := range l.list.Patterns() {
 			if ok, err := st.match(env, l, l.target, p, m); ok || err != nil {

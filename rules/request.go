@@ -140,10 +140,20 @@ type State struct {
 	smCur       int
 	smLen       int
 	evals       []int8 // detached condition results: 0 unknown, 1 false, 2 true
+	// Script is the Lua runtime the request holds, X what its scripts
+	// see beyond the heads (script.go). Dry (the routing explainer's
+	// state; Begin keeps it) calls no Lua function: DryScriptError.
+	Dry        bool
+	Script     ScriptSession
+	X          Exchange
+	scriptArgs [][]byte
+	bodyBuf    []byte
 }
 
 // Begin prepares st for a new request from client.
 func (st *State) Begin(client netip.Addr, detached int) {
+	st.EndScripts()
+	st.X = Exchange{}
 	st.Req.Reset()
 	st.Resp.Reset()
 	st.Client = client
