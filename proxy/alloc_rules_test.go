@@ -51,13 +51,19 @@ func withRules(t testing.TB, st *Listener, src string) {
 	if st.ReqRules, err = env.CompileRewrite(l.Rewrites.Request); err != nil {
 		t.Fatal(err)
 	}
+	if st.RespRules, err = env.CompileRewrite(l.Rewrites.Response); err != nil {
+		t.Fatal(err)
+	}
 	old := st.Router.Services[0]
 	svc, err := service.New(l.Services[0], service.Options{Backends: old.Backends, Algo: old.Algo, Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Router.Services[0] = svc
-	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: NewHeaderEdits()}
+	st.Dialect = cfg.Dialect
+	st.Edits = testEdits(t, cfg, l, nil, env)
+	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: testEdits(t, cfg, l, l.Services[0], env)}
+	testDialect(cfg, st)
 }
 
 func TestRequestCycleWithRulesDoesNotAllocate(t *testing.T) {

@@ -162,7 +162,7 @@ func (e *ErrorPages) bodyLen(status int, cause Cause) int {
 // WWW-Authenticate). The connection closes after it, as the page says
 // Connection: close.
 func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
-	ruled := st.Dialect != config.DialectZproxy && hasResponseRules(st, c.ex.svc)
+	ruled := hasResponseRules(st, c.ex.svc, c.editsFor(st, c.ex.svc))
 	if b.Page == nil && !ruled {
 		return c.fail(st, b.Status)
 	}
@@ -207,15 +207,46 @@ func (c *conn) ruledErrorPage(st *Listener, page []byte) ([]byte, error) {
 			lines = append(lines, l)
 		}
 	}
-	lines, err := c.ruledResponseLines(st, lines)
-	if err != nil {
+	if err := c.ruledResponseLines(st, c.editsFor(st, c.ex.svc), lines); err != nil {
 		return nil, err
 	}
 	out := append(append([]byte{}, status...), crlf...)
-	for _, l := range append(framing, lines...) {
+	for _, l := range append(framing, c.rs.Resp.Lines...) {
 		out = append(append(out, l...), crlf...)
 	}
 	return append(append(out, crlf...), page[end+4:]...), nil
+}
+
+// editGenerated passes a reply lbd wrote itself (an error page, a
+// redirect) through the pair's edits, as zproxy's replyError and
+// replyRedirect do with validateResponse. The result is built in c.out,
+// which holds nothing else at this point.
+func (c *conn) editGenerated(st *Listener, page []byte) []byte {
+	e := c.editsFor(st, c.ex.svc)
+	if e.Resp.Empty() {
+		return page
+	}
+	end := bytes.Index(page, []byte("\r\n\r\n"))
+	if end < 0 {
+		return page
+	}
+	status, rest, _ := bytes.Cut(page[:end], []byte(crlf))
+	m := &c.rs.Resp
+	m.Reset()
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte(crlf))
+		m.Lines = append(m.Lines, line)
+	}
+	c.locSt = st
+	if err := e.Resp.Rewrite(&c.rs, m); err != nil {
+		st.diag(err)
+		return page
+	}
+	out := append(append(c.out[:0], status...), crlf...)
+	out = append(appendLines(out, m.Lines), crlf...)
+	c.out = append(out, page[end+4:]...)
+	return c.out
 }
 
 // Page returns the full response (head and body) for status and cause.
@@ -346,7 +377,7 @@ func isToken(b []byte) bool {
 // line's name (Pound adds its defaults with H_KEEP). Content-Length and
 // Connection from a file are not sent (http_headers_send "safe").
 func hasHeaderNamed(head []byte, line string) bool {
-	name := headerName(line)
+	name, _, _ := strings.Cut(line, ":")
 	if strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Connection") {
 		return true
 	}

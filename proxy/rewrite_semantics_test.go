@@ -110,6 +110,9 @@ func TestZproxyResponseHead(t *testing.T) {
 				line = "GET /a HTTP/1.1"
 			}
 			c := f.conn(t, "192.0.2.2:4000", crlfLines(line+"\nHost: h:8080\n\n"))
+			// The request goes first: its program records what
+			// RewriteUrl changed, which the Location gets back.
+			c.appendRequestHead(f.st, c.ex.svc, nil)
 			f.respond(t, c, testBackend("127.0.0.2:8081"), crlfLines(tt.resp))
 			got := string(c.appendResponseHead(f.st, nil, connKeep))
 			if want := crlfLines(tt.want); got != want {

@@ -17,21 +17,25 @@ import (
 // without rules never come here.
 
 // hasRequestRules reports whether the head must go through the rules:
-// the listener or the service has some, or a FallThrough service already
-// changed the request during routing.
-func (c *conn) hasRequestRules(st *Listener, svc *service.Service) bool {
-	return !st.ReqRules.Empty() || !svc.ReqRules.Empty() || c.rs.Req.URLChanged || c.rs.Req.HeadersChanged
+// the listener, the service or the pair's edits have some, or a
+// FallThrough service already changed the request during routing.
+func (c *conn) hasRequestRules(st *Listener, svc *service.Service, e *HeaderEdits) bool {
+	return !st.ReqRules.Empty() || !svc.ReqRules.Empty() || !e.Req.Empty() ||
+		c.rs.Req.URLChanged || c.rs.Req.HeadersChanged
 }
 
 // appendRuledRequest writes the request line and headers after running
 // the request rules; an expansion error marks the exchange for a 500.
-func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, dst []byte) []byte {
+func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, e *HeaderEdits, dst []byte) []byte {
 	m := &c.rs.Req
 	c.forwardedLines(st)
 	m.Lines, c.rwLines = c.rwLines, m.Lines
 	err := st.ReqRules.Rewrite(&c.rs, m)
 	if err == nil {
 		err = svc.ReqRules.Rewrite(&c.rs, m)
+	}
+	if err == nil {
+		err = e.Req.Rewrite(&c.rs, m)
 	}
 	if err != nil {
 		st.diag(err)
@@ -47,18 +51,30 @@ func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, dst []byte
 	} else {
 		dst = c.appendForwardLine(dst, c.req.Target)
 	}
-	for _, l := range m.Lines {
-		dst = append(dst, l...)
-		dst = append(dst, crlf...)
+	before, after := m.Split()
+	dst = appendLines(dst, before)
+	dst = c.appendFraming(dst, !m.BindHost)
+	dst = appendLines(dst, after)
+	if st.TLSHeadersLast {
+		dst = c.appendSSLHeaders(dst)
 	}
-	dst = c.appendFraming(dst, true)
 	return append(dst, crlf...)
 }
 
+// appendLines writes header lines, each ended by CRLF.
+func appendLines(dst []byte, lines [][]byte) []byte {
+	for _, l := range lines {
+		dst = append(dst, l...)
+		dst = append(dst, crlf...)
+	}
+	return dst
+}
+
 // forwardedLines renders the request's current header lines as Pound
-// forwards them (hop-by-hop fields dropped, the client appended to the
-// first X-Forwarded-For, -Proto and -Port replaced or added, the TLS
-// headers added) into rwbuf, one entry of rwLines per line.
+// forwards them (hop-by-hop fields dropped; with Forwarded the client
+// appended to the first X-Forwarded-For, -Proto and -Port replaced or
+// added; the TLS headers added unless they go last) into rwbuf, one
+// entry of rwLines per line.
 func (c *conn) forwardedLines(st *Listener) {
 	c.rwbuf, c.rwLines = c.rwbuf[:0], c.rwLines[:0]
 	var xff, proto, port bool
@@ -111,7 +127,9 @@ func (c *conn) forwardedLines(st *Listener) {
 		}
 		c.rwbuf = c.appendMissingForwarded(st, &p, c.rwbuf)
 	}
-	c.rwbuf = c.appendSSLHeaders(c.rwbuf)
+	if !st.TLSHeadersLast {
+		c.rwbuf = c.appendSSLHeaders(c.rwbuf)
+	}
 	c.splitLines(start)
 }
 
@@ -147,17 +165,19 @@ func (c *conn) splitLines(start int) {
 	}
 }
 
-// hasResponseRules reports whether the service or listener has response
-// rules.
-func hasResponseRules(st *Listener, svc *service.Service) bool {
-	return !st.RespRules.Empty() || (svc != nil && !svc.RespRules.Empty())
+// hasResponseRules reports whether the service, the listener or the
+// pair's edits have response rules.
+func hasResponseRules(st *Listener, svc *service.Service, e *HeaderEdits) bool {
+	return !st.RespRules.Empty() || (svc != nil && !svc.RespRules.Empty()) || !e.Resp.Empty()
 }
 
 // ruledResponseLines runs the response rules (the service's, then the
-// listener's, as Pound 4.12 does) over lines and returns the result.
-func (c *conn) ruledResponseLines(st *Listener, lines [][]byte) ([][]byte, error) {
+// listener's, as Pound 4.12 does, then the pair's edits) over lines and
+// returns the result in c.rs.Resp.
+func (c *conn) ruledResponseLines(st *Listener, e *HeaderEdits, lines [][]byte) error {
 	m := &c.rs.Resp
-	m.Lines = append(m.Lines[:0], lines...)
+	m.Reset()
+	m.Lines = append(m.Lines, lines...)
 	var err error
 	if c.ex.svc != nil {
 		err = c.ex.svc.RespRules.Rewrite(&c.rs, m)
@@ -165,32 +185,64 @@ func (c *conn) ruledResponseLines(st *Listener, lines [][]byte) ([][]byte, error
 	if err == nil {
 		err = st.RespRules.Rewrite(&c.rs, m)
 	}
-	return m.Lines, err
+	if err == nil {
+		c.locSt = st
+		err = e.Resp.Rewrite(&c.rs, m)
+	}
+	return err
 }
 
 // appendRuledResponse writes the response headers after the response
-// rules edited them; ok is false when an expansion failed (Pound answers
-// 500 instead of the response).
-func (c *conn) appendRuledResponse(st *Listener, e *HeaderEdits, dst []byte) ([]byte, bool) {
+// rules edited them, with the framing where the program put the end of
+// the received lines; ok is false when an expansion failed (Pound
+// answers 500 instead of the response).
+func (c *conn) appendRuledResponse(st *Listener, e *HeaderEdits, mode int, dst []byte) ([]byte, bool) {
 	resp := &c.resp
 	c.rwbuf, c.rwLines = c.rwbuf[:0], c.rwLines[:0]
+	var placed inPlace
 	for i := range resp.Headers {
 		h := &resp.Headers[i]
+		start := len(c.rwbuf)
+		if st.FramingInPlace {
+			var ok bool
+			if c.rwbuf, ok = c.appendFramingInPlace(h, mode, &placed, c.rwbuf); ok {
+				c.splitLines(start)
+				continue
+			}
+		}
 		if resp.IsHopByHop(h.Name) || (resp.Chunked && http1.EqualFold(h.Name, hdrContentLen)) {
 			continue
 		}
-		start := len(c.rwbuf)
 		c.rwbuf = c.appendPoundResponseHeader(st, e, h, c.rwbuf)
 		c.splitLines(start)
 	}
-	lines, err := c.ruledResponseLines(st, c.rwLines)
-	if err != nil {
+	if err := c.ruledResponseLines(st, e, c.rwLines); err != nil {
 		st.diag(err)
 		return dst, false
 	}
-	for _, l := range lines {
-		dst = append(dst, l...)
-		dst = append(dst, crlf...)
+	before, after := c.rs.Resp.Split()
+	dst = appendLines(dst, before)
+	if st.FramingInPlace {
+		// The rules may have removed a framing line written in place.
+		placed = framingPlaced(before)
 	}
-	return dst, true
+	dst = c.appendFramingTail(mode, &placed, dst)
+	return appendLines(dst, after), true
+}
+
+// framingPlaced finds the framing lines among lines.
+func framingPlaced(lines [][]byte) inPlace {
+	var p inPlace
+	for _, l := range lines {
+		name := rules.LineName(l)
+		switch {
+		case http1.EqualFold(name, "Transfer-Encoding"):
+			p.te = true
+		case http1.EqualFold(name, "Connection"):
+			p.conn = true
+		case http1.EqualFold(name, "Upgrade"):
+			p.upgrade = true
+		}
+	}
+	return p
 }

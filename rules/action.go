@@ -16,6 +16,13 @@ type action struct {
 	encode bool
 	what   string // the string's name in expansion errors
 	src    *config.Action
+	// zproxy's edits (edits.go)
+	line    []byte        // append_header
+	slot    int           // hold_header, append_forwarded, append_held
+	repls   []replaceRule // replace_header
+	repl    string        // rewrite_url
+	mode    int           // rewrite_location
+	undoURL bool          // rewrite_location: put back what rewrite_url changed
 }
 
 func (c *compiler) action(a *config.Action) {
@@ -42,15 +49,7 @@ var actionWhat = map[config.ActionKind]string{
 func (st *State) act(env *Env, a *action, m *Message) error {
 	switch a.kind {
 	case config.ActDeleteHeader:
-		out := m.Lines[:0]
-		for _, l := range m.Lines {
-			if !a.pat.Match(l) {
-				out = append(out, l)
-			}
-		}
-		clear(m.Lines[len(out):])
-		m.Lines = out
-		m.HeadersChanged = true
+		m.deleteMatching(a.pat)
 		return nil
 	case config.ActDeleteQuery:
 		m.URL = m.Path()
