@@ -76,20 +76,24 @@ wait_port() {
 	return 1
 }
 
-# instructions CFG N: total Ir of lbd serving N keep-alive requests.
+# instructions CFG N: total Ir of lbd serving N keep-alive requests. It
+# runs in a subshell ($(...)), so it stops its own lbd on every path.
 instructions() {
 	local out=$DIR/cg.$2.$(basename "$1")
 	GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
 		"$LBD" -F -f "$1" >"$DIR/lbd.log" 2>&1 &
 	local pid=$!
-	PIDS+=($pid)
-	wait_port "$LPORT" || return 1
-	h2load --h1 -c 1 -n "$2" "http://127.0.0.1:$LPORT$URLPATH" >"$DIR/load.log" 2>&1 ||
-		{ cat "$DIR/load.log" >&2; return 1; }
-	grep -q "^requests: $2 total, $2 started, $2 done, $2 succeeded" "$DIR/load.log" ||
-		{ cat "$DIR/load.log" >&2; return 1; }
+	local ok=1
+	if ! wait_port "$LPORT"; then
+		ok=0
+	elif ! h2load --h1 -c 1 -n "$2" "http://127.0.0.1:$LPORT$URLPATH" >"$DIR/load.log" 2>&1 ||
+		! grep -q "^requests: $2 total, $2 started, $2 done, $2 succeeded" "$DIR/load.log"; then
+		grep "^requests:\|^status codes:" "$DIR/load.log" >&2
+		ok=0
+	fi
 	kill -TERM "$pid"
 	wait "$pid" || true
+	[ "$ok" = 1 ] || return 1
 	awk '/^summary:/ {print $2}' "$out"
 	if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$out" "$KEEP/"; fi
 }
@@ -97,7 +101,7 @@ instructions() {
 wait_port "$UP1"
 printf '| config | Ir at %d req | Ir at %d req | Ir per request |\n|---|---:|---:|---:|\n' "$N1" "$N2"
 for cfg in plain plain-rules10; do
-	a=$(instructions "$DIR/$cfg.cfg" "$N1")
-	b=$(instructions "$DIR/$cfg.cfg" "$N2")
+	a=$(instructions "$DIR/$cfg.cfg" "$N1") || exit 1
+	b=$(instructions "$DIR/$cfg.cfg" "$N2") || exit 1
 	printf '| %s | %d | %d | %d |\n' "$cfg" "$a" "$b" $(((b - a) / (N2 - N1)))
 done

@@ -21,6 +21,7 @@ var (
 	upgradeLine = "Connection: Upgrade\r\n"
 	closeLine   = "Connection: close\r\n"
 	keepLine    = "Connection: keep-alive\r\n"
+	crlfBytes   = []byte(crlf)
 	// continueBody is the interim response forward.go sends for Expect.
 	continueBody = []byte(continue100)
 )

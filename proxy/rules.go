@@ -65,7 +65,7 @@ func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, e *HeaderE
 func appendLines(dst []byte, lines [][]byte) []byte {
 	for _, l := range lines {
 		dst = append(dst, l...)
-		dst = append(dst, crlf...)
+		dst = append(dst, '\r', '\n')
 	}
 	return dst
 }
@@ -78,8 +78,15 @@ func appendLines(dst []byte, lines [][]byte) []byte {
 func (c *conn) forwardedLines(st *Listener) {
 	c.rwbuf, c.rwLines = c.rwbuf[:0], c.rwLines[:0]
 	var xff, proto, port bool
-	for _, l := range c.rs.Req.Lines {
-		name := rules.LineName(l)
+	// Lines no rule has touched yet are the parsed headers, names known.
+	parsed := !c.rs.Req.HeadersChanged && len(c.rs.Req.Lines) == len(c.req.Headers)
+	for i, l := range c.rs.Req.Lines {
+		var name []byte
+		if parsed {
+			name = c.req.Headers[i].Name
+		} else {
+			name = rules.LineName(l)
+		}
 		if c.req.IsHopByHop(name) || http1.EqualFold(name, hdrExpect) ||
 			(c.req.AbsoluteForm && http1.EqualFold(name, hdrHost)) || c.forgedSSL(name) {
 			continue
@@ -113,24 +120,46 @@ func (c *conn) forwardedLines(st *Listener) {
 		}
 		c.rwLines = append(c.rwLines, c.rwbuf[start:len(c.rwbuf):len(c.rwbuf)])
 	}
-	start := len(c.rwbuf)
 	if st.Forwarded {
-		p := fwdPlan{xff: -1, proto: -1, port: -1, on: true, withPort: c.client.IsValid()}
-		if xff {
-			p.xff = 0
-		}
-		if proto {
-			p.proto = 0
-		}
-		if port {
-			p.port = 0
-		}
-		c.rwbuf = c.appendMissingForwarded(st, &p, c.rwbuf)
+		c.addMissingForwarded(st, xff, proto, port)
 	}
 	if !st.TLSHeadersLast {
-		c.rwbuf = c.appendSSLHeaders(c.rwbuf)
+		start := len(c.rwbuf)
+		if c.rwbuf = c.appendSSLHeaders(c.rwbuf); len(c.rwbuf) > start {
+			c.splitLines(start)
+		}
 	}
-	c.splitLines(start)
+}
+
+// addMissingForwarded adds the X-Forwarded-* lines the request did not
+// have, as appendMissingForwarded writes them, one rwLines entry each.
+func (c *conn) addMissingForwarded(st *Listener, xff, proto, port bool) {
+	if !xff {
+		start := len(c.rwbuf)
+		c.rwbuf = append(c.rwbuf, hdrXFF...)
+		c.rwbuf = append(c.rwbuf, ": "...)
+		c.rwbuf = appendAddr(c.rwbuf, c.client)
+		c.addLine(start)
+	}
+	if !proto {
+		start := len(c.rwbuf)
+		c.rwbuf = append(c.rwbuf, hdrXFProto...)
+		c.rwbuf = append(c.rwbuf, ": "...)
+		c.rwbuf = append(c.rwbuf, st.Scheme...)
+		c.addLine(start)
+	}
+	if !port && c.client.IsValid() {
+		start := len(c.rwbuf)
+		c.rwbuf = c.appendXFPort(st, c.rwbuf)
+		c.rwbuf = c.rwbuf[:len(c.rwbuf)-len(crlf)]
+		c.addLine(start)
+	}
+}
+
+// addLine makes rwbuf[start:] (a line without its CRLF) an entry of
+// rwLines.
+func (c *conn) addLine(start int) {
+	c.rwLines = append(c.rwLines, c.rwbuf[start:len(c.rwbuf):len(c.rwbuf)])
 }
 
 // forwardingName reports whether name is one of the X-Forwarded-*
@@ -147,7 +176,7 @@ func (c *conn) splitLines(start int) {
 	first, last := -1, -1
 	for i := start; i < len(buf); {
 		end := len(buf)
-		if j := bytes.Index(buf[i:], []byte(crlf)); j >= 0 {
+		if j := bytes.Index(buf[i:], crlfBytes); j >= 0 {
 			end = i + j
 		}
 		cont := end > i && (buf[i] == ' ' || buf[i] == '\t') && first >= 0

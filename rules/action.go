@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bytes"
+	"strings"
 
 	"lbd/config"
 )
@@ -16,6 +17,10 @@ type action struct {
 	encode bool
 	what   string // the string's name in expansion errors
 	src    *config.Action
+	// field is the header name a SetHeader sets, or the one a
+	// DeleteHeader pattern amounts to (config.Pattern.FieldName); "" when
+	// not known at load.
+	field string
 	// zproxy's edits (edits.go)
 	line    []byte        // append_header
 	slot    int           // hold_header, append_forwarded, append_held
@@ -36,6 +41,18 @@ func (c *compiler) action(a *config.Action) {
 	case config.ActSetHeader, config.ActSetURL, config.ActSetPath, config.ActSetQuery, config.ActSetQueryParam:
 		x.tmpl = c.env.template(a.Value)
 	}
+	switch a.Kind {
+	case config.ActSetHeader:
+		// The name is known at load unless an expansion writes it.
+		if p := x.tmpl.parts; len(p) > 0 && p[0].kind == pLit {
+			x.field, _, _ = strings.Cut(p[0].text, ":")
+			if len(x.field) == len(p[0].text) {
+				x.field = ""
+			}
+		}
+	case config.ActDeleteHeader:
+		x.field, _ = a.Pattern.FieldName()
+	}
 	c.emit(instr{op: opAct, act: x})
 }
 
@@ -49,23 +66,30 @@ var actionWhat = map[config.ActionKind]string{
 func (st *State) act(env *Env, a *action, m *Message) error {
 	switch a.kind {
 	case config.ActDeleteHeader:
-		m.deleteMatching(a.pat)
+		if a.field != "" {
+			m.deleteNamed(a.field)
+		} else {
+			m.deleteMatching(a.pat)
+		}
 		return nil
 	case config.ActDeleteQuery:
 		m.URL = m.Path()
 		m.URLChanged = true
 		return nil
 	}
-	start := len(st.arena)
-	out, err := st.expand(env, a.tmpl, st.arena, a.what)
-	st.arena = out
-	if err != nil {
-		return err
+	val := a.tmpl.lit
+	if val == nil {
+		start := len(st.arena)
+		out, err := st.expand(env, a.tmpl, st.arena, a.what)
+		st.arena = out
+		if err != nil {
+			return err
+		}
+		val = st.arena[start:len(st.arena):len(st.arena)]
 	}
-	val := st.arena[start:len(st.arena):len(st.arena)]
 	switch a.kind {
 	case config.ActSetHeader:
-		st.setHeader(m, val)
+		st.setHeader(m, val, a.field)
 	case config.ActSetURL:
 		m.URL, m.URLChanged = val, true
 	case config.ActSetPath:
@@ -85,16 +109,21 @@ func (st *State) act(env *Env, a *action, m *Message) error {
 	return nil
 }
 
-// setHeader replaces the first header of the line's name in place, or
-// appends the line (Pound's H_REPLACE).
-func (st *State) setHeader(m *Message, line []byte) {
+// setHeader replaces the first header named name (the line's own name
+// when "") in place, or appends the line (Pound's H_REPLACE).
+func (st *State) setHeader(m *Message, line []byte, name string) {
 	m.HeadersChanged = true
-	name := LineName(line)
-	for i, l := range m.Lines {
-		if len(l) > len(name) && l[len(name)] == ':' && bytes.EqualFold(l[:len(name)], name) {
-			m.Lines[i] = line
-			return
+	if name == "" {
+		name := LineName(line)
+		for i, l := range m.Lines {
+			if len(l) > len(name) && l[len(name)] == ':' && bytes.EqualFold(l[:len(name)], name) {
+				m.Lines[i] = line
+				return
+			}
 		}
+	} else if i := m.find(name); i >= 0 {
+		m.Lines[i] = line
+		return
 	}
 	m.Lines = append(m.Lines, line)
 }

@@ -294,6 +294,19 @@ func (m *Message) deleteMatching(p *config.Pattern) {
 	m.truncate(out)
 }
 
+// deleteNamed removes the lines named name.
+func (m *Message) deleteNamed(name string) {
+	out, recv := m.Lines[:0], m.recv
+	for i, l := range m.Lines {
+		if !nameIs(l, name) {
+			out = append(out, l)
+		} else if i < recv {
+			m.recv--
+		}
+	}
+	m.truncate(out)
+}
+
 // Substitute is zproxy's str_replace_regexp: the part of subject re
 // matches is replaced by repl with $0..$9 expanded (a group that did not
 // take part expands to nothing, "$$" is a dollar); the text after the

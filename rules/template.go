@@ -76,6 +76,9 @@ type part struct {
 type template struct {
 	src   string
 	parts []part
+	// lit is the value of a string with nothing to expand (nil
+	// otherwise): actions use it as it is, without copying.
+	lit []byte
 }
 
 func (e *Env) template(s string) *template {
@@ -118,6 +121,13 @@ func (e *Env) template(s string) *template {
 				msg: fmt.Sprintf("unescaped %% character at offset %d", at()+1)})
 			s = s[1:]
 		}
+	}
+	switch {
+	case len(t.parts) == 0:
+		t.lit = []byte{}
+	case len(t.parts) == 1 && t.parts[0].kind == pLit:
+		b := []byte(t.parts[0].text)
+		t.lit = b[:len(b):len(b)]
 	}
 	return t
 }
