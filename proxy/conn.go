@@ -230,7 +230,7 @@ func (c *conn) writeError(st *Listener, status int) {
 	c.dl.forWrite(c.nc, time.Now(), st.Client)
 	c.srv.countGenerated(status)
 	page := c.editGenerated(st, st.Errors.Page(c.req.Minor, status, c.ex.cause))
-	c.nc.Write(page)
+	c.nc.Write(c.withRetryAfter(page))
 }
 
 // head returns the bytes of the current request head.

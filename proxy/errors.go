@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 
 	"lbd/config"
 	"lbd/rules"
@@ -162,6 +163,7 @@ func (e *ErrorPages) bodyLen(status int, cause Cause) int {
 // WWW-Authenticate). The connection closes after it, as the page says
 // Connection: close.
 func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
+	c.ex.limited = true
 	ruled := hasResponseRules(st, c.ex.svc, c.editsFor(st, c.ex.svc))
 	if b.Page == nil && !ruled {
 		return c.fail(st, b.Status)
@@ -181,10 +183,33 @@ func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
 		}
 	}
 	c.dl.forWrite(c.nc, c.now, st.Client)
-	c.nc.Write(page)
+	c.nc.Write(c.withRetryAfter(page))
 	c.ex.status, c.ex.gen = b.Status, true
 	c.logRequest(st)
 	return false
+}
+
+// withRetryAfter adds "Retry-After: SECONDS" to a reply that answers the
+// service selection of a request some TBF condition refused: the time
+// until the emptiest such bucket has a token again, rounded up (an lbd
+// addition; Pound sends none). The reply is rebuilt in rwbuf, which the
+// request no longer needs.
+func (c *conn) withRetryAfter(page []byte) []byte {
+	wait := c.rs.RetryAfter
+	if !c.ex.limited || wait <= 0 {
+		return page
+	}
+	end := bytes.Index(page, []byte("\r\n\r\n"))
+	if end < 0 {
+		return page
+	}
+	secs := (wait + time.Second - 1) / time.Second
+	out := append(c.rwbuf[:0], page[:end+2]...)
+	out = append(out, "Retry-After: "...)
+	out = strconv.AppendInt(out, int64(secs), 10)
+	out = append(out, "\r\n\r\n"...)
+	c.rwbuf = append(out, page[end+4:]...)
+	return c.rwbuf
 }
 
 // ruledErrorPage runs the response rules over the header lines of a

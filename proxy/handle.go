@@ -23,6 +23,10 @@ type exchange struct {
 	// badExpand: a SetHeader line referred to a group or accessor the
 	// request does not have; Pound answers 500.
 	badExpand bool
+	// limited: the reply lbd writes answers the service selection (no
+	// service matched, or an Error backend), so when a TBF condition
+	// refused the request it says when to retry (withRetryAfter).
+	limited bool
 	// edits caches the header rules for this request (listener's and its
 	// service's), see editsFor.
 	edits *HeaderEdits
@@ -53,6 +57,7 @@ func (c *conn) handle(st *Listener) bool {
 		return c.fail(st, 500)
 	}
 	if svc == nil {
+		c.ex.limited = true
 		return c.failCause(st, 503, CauseNoService)
 	}
 	c.ex.svc = svc

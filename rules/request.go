@@ -9,6 +9,7 @@ package rules
 import (
 	"bytes"
 	"net/netip"
+	"time"
 )
 
 // Message is the working copy of a request or response head the program
@@ -164,12 +165,16 @@ type State struct {
 	// LogSuppress accumulates the LogSuppress classes (bit 1<<class) of
 	// the services that matched, FallThrough ones included.
 	LogSuppress uint8
-	arena       []byte
-	smq         [smqSize]submatch
-	smCur       int
-	smLen       int
-	evals       []int8 // detached condition results: 0 unknown, 1 false, 2 true
-	held        [heldSlots]heldValue
+	// RetryAfter is, when a TBF condition found its bucket empty, the
+	// longest wait until such a bucket has a token again (0: none did).
+	RetryAfter time.Duration
+	arena      []byte
+	smq        [smqSize]submatch
+	smCur      int
+	smLen      int
+	evals      []int8 // detached condition results: 0 unknown, 1 false, 2 true
+	held       [heldSlots]heldValue
+	jwt        []byte // the decoded payload of %[jwt CLAIM]
 	// Location rewrites Location headers for rewrite_location (the
 	// proxy sets it once per connection).
 	Location LocationRewriter
@@ -180,7 +185,7 @@ func (st *State) Begin(client netip.Addr, detached int) {
 	st.Req.Reset()
 	st.Resp.Reset()
 	st.Client = client
-	st.LogSuppress = 0
+	st.LogSuppress, st.RetryAfter = 0, 0
 	st.arena = st.arena[:0]
 	st.smCur, st.smLen = 0, 0
 	st.held = [heldSlots]heldValue{}

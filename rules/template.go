@@ -49,6 +49,8 @@ const (
 	aPort
 	aRemoteIP
 	aUser
+	aCookie // lbd: %[cookie NAME]
+	aJWT    // lbd: %[jwt CLAIM]
 )
 
 var accessors = map[string]struct {
@@ -58,6 +60,7 @@ var accessors = map[string]struct {
 	"url": {aURL, false}, "path": {aPath, false}, "query": {aQuery, false},
 	"param": {aParam, true}, "header": {aHeader, true}, "host": {aHost, false},
 	"port": {aPort, false}, "remoteip": {aRemoteIP, true}, "user": {aUser, false},
+	"cookie": {aCookie, true}, "jwt": {aJWT, true},
 }
 
 type part struct {

@@ -59,16 +59,37 @@ func (l *Limiter) Allow(key []byte) (bool, error) {
 
 // AllowAt is Allow at time now (ns on the Limiter's clock; tests drive it).
 func (l *Limiter) AllowAt(key []byte, now int64) (bool, error) {
+	ok, _, err := l.TakeAt(key, now)
+	return ok, err
+}
+
+// Take is Allow that also says, when the bucket is empty, how long until
+// it has a token again (for a Retry-After header).
+func (l *Limiter) Take(key []byte) (ok bool, wait time.Duration, err error) {
+	return l.TakeAt(key, int64(time.Since(epoch)))
+}
+
+// TakeAt is Take at time now.
+func (l *Limiter) TakeAt(key []byte, now int64) (ok bool, wait time.Duration, err error) {
 	if l.burst == 0 {
-		return false, ErrNoBurst
+		return false, 0, ErrNoBurst
 	}
 	h := maphash.Bytes(l.seed, key)
 	s := &l.shards[h%shardCount]
 	s.mu.Lock()
-	ok := s.take(l, h, now)
+	ok, next := s.take(l, h, now)
 	s.mu.Unlock()
-	return ok, nil
+	if ok {
+		return true, 0, nil
+	}
+	return false, time.Duration(next - now), nil
 }
+
+// Interval is the time per token in nanoseconds; Burst the bucket size.
+func (l *Limiter) Interval() uint64 { return l.interval }
+
+// Burst is the most tokens a bucket holds.
+func (l *Limiter) Burst() uint64 { return l.burst }
 
 // Len is the number of buckets held.
 func (l *Limiter) Len() int {
