@@ -146,7 +146,10 @@ func (r *runner) printObject(cn *conn, o *object, reply []byte) error {
 	if cn.dialect == dialectPound {
 		addMetrics(cn, o)
 	}
-	return writeTable(r.env.Stdout, o.rows())
+	if err := writeTable(r.env.Stdout, o.rows()); err != nil {
+		return err
+	}
+	return writeLimits(r.env.Stdout, o)
 }
 
 // templateData is what templates see: Pound's reply verbatim (every member

@@ -91,6 +91,28 @@ func (l *Limiter) Interval() uint64 { return l.interval }
 // Burst is the most tokens a bucket holds.
 func (l *Limiter) Burst() uint64 { return l.burst }
 
+// InUse is the number of buckets that are not full: keys seen lately
+// enough that forgetting them would give them tokens back. Buckets past
+// that point are only waiting to be reused.
+func (l *Limiter) InUse() int {
+	return l.inUseAt(int64(time.Since(epoch)))
+}
+
+func (l *Limiter) inUseAt(now int64) int {
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for _, j := range s.index {
+			if s.slots[j].expiry > now {
+				n++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
 // Len is the number of buckets held.
 func (l *Limiter) Len() int {
 	n := 0

@@ -217,3 +217,21 @@ func TestTakeSaysWhenTheNextTokenComes(t *testing.T) {
 		})
 	}
 }
+
+// TestInUseCountsBucketsNotFull: a bucket counts while it is not full
+// again; one that has had time to fill up does not, held or not.
+func TestInUseCountsBucketsNotFull(t *testing.T) {
+	l := New(uint64(sec), 2)
+	for _, k := range []string{"a", "b", "c"} {
+		if ok, _, _ := l.TakeAt([]byte(k), 0); !ok {
+			t.Fatal("refused")
+		}
+	}
+	if n := l.inUseAt(0); n != 3 {
+		t.Errorf("in use at 0: %d, want 3", n)
+	}
+	l.TakeAt([]byte("c"), 5*sec) // c again, later: a and b are full by then
+	if n, held := l.inUseAt(5*sec), l.Len(); n != 1 || held < 1 {
+		t.Errorf("in use at 5s: %d (held %d), want 1", n, held)
+	}
+}
