@@ -50,7 +50,7 @@ func limitGet(t *testing.T, p *proc, path string, headers ...string) (int, strin
 func TestTBFKeyedByAccessorsWithRetryAfter(t *testing.T) {
 	a := echoBackend(t, "a")
 	cases := []struct {
-		name, key         string
+		name, key        string
 		client1, client2 string // a header line naming each client
 	}{
 		{"header", "%[header X-Api-Key]", "X-Api-Key: k1", "X-Api-Key: k2"},
