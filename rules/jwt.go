@@ -23,14 +23,17 @@ func cookieValue(r *Message, name string) ([]byte, bool) {
 		}
 		v := lineValue(l)
 		for len(v) > 0 {
-			var pair []byte
-			pair, v, _ = bytes.Cut(v, []byte{';'})
-			pair = bytes.Trim(pair, " \t")
-			k, val, ok := bytes.Cut(pair, []byte{'='})
-			if !ok || string(bytes.TrimRight(k, " \t")) != name {
+			pair := v
+			if i := bytes.IndexByte(v, ';'); i >= 0 {
+				pair, v = v[:i], v[i+1:]
+			} else {
+				v = nil
+			}
+			eq := bytes.IndexByte(pair, '=')
+			if eq < 0 || string(trimBlanks(pair[:eq])) != name {
 				continue
 			}
-			val = bytes.Trim(val, " \t")
+			val := trimBlanks(pair[eq+1:])
 			if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
 				val = val[1 : len(val)-1]
 			}
@@ -38,6 +41,17 @@ func cookieValue(r *Message, name string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// trimBlanks drops spaces and tabs around b.
+func trimBlanks(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // appendJWTClaim appends claim of the JSON payload of the request's
