@@ -4,8 +4,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-
-	"lbd/config"
 )
 
 // allocVariant changes the memory proxy of alloc_test.go: logging on,
@@ -68,14 +66,6 @@ const zproxyEdits = `ListenHTTP
 	End
 End
 `
-
-func mustPattern(t testing.TB, re string) *config.Pattern {
-	p, err := config.NewPattern(config.MatchRegex, re, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func TestRequestCycleVariantsDoNotAllocate(t *testing.T) {
 	for _, v := range allocVariants() {

@@ -16,7 +16,6 @@ const (
 var (
 	hdrLocation    = "Location"
 	hdrContentLoc  = "Content-Location"
-	hdrSTS         = "Strict-Transport-Security"
 	hdrContentLen  = "Content-Length"
 	poundContentLc = "Content-location" // Pound's spelling when it rewrites
 )
