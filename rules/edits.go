@@ -65,6 +65,45 @@ func NewZproxyEdits(cfg *config.Config, l *config.Listener, s *config.Service) Z
 	return ZproxyEdits{Listener: l, Service: s, Forwarded: config.ForwardedOn(opts)}
 }
 
+// zproxyScope is what one listener-service pair's edits are made of: a
+// service's list of a kind replaces its listener's.
+type zproxyScope struct {
+	z                        ZproxyEdits
+	lh, sh                   config.HeaderRules
+	rewriteHost, rewriteDest bool
+	loc                      int
+	locURL                   bool
+	replReq, replResp        []replaceRule
+}
+
+func newZproxyScope(z ZproxyEdits) *zproxyScope {
+	x := &zproxyScope{z: z}
+	if l := z.Listener; l != nil {
+		x.lh = l.Headers
+		x.rewriteHost, x.rewriteDest = l.RewriteHost, l.RewriteDest
+		x.loc, x.locURL = l.RewriteLoc, l.RewriteLocURL
+	}
+	if s := z.Service; s != nil {
+		x.sh = s.Headers
+		if s.RewriteLoc != nil {
+			x.loc = *s.RewriteLoc
+		}
+	}
+	// Unlike the other kinds, the replacements of both apply, the
+	// service's first (as lbd always did).
+	for _, rs := range [][]config.ReplaceHeader{x.sh.Replace, x.lh.Replace} {
+		for _, r := range rs {
+			rr := replaceRule{name: r.Name, match: r.Match, repl: r.Replacement}
+			if r.Response {
+				x.replResp = append(x.replResp, rr)
+			} else {
+				x.replReq = append(x.replReq, rr)
+			}
+		}
+	}
+	return x
+}
+
 // CompileZproxyEdits compiles zproxy's edits of requests and responses
 // routed to one service of a listener. Order of the request program:
 // received lines in place but the removed ones; the replaced ones; then
@@ -75,99 +114,84 @@ func NewZproxyEdits(cfg *config.Config, l *config.Listener, s *config.Service) Z
 // the replaced ones, then the replaced ones, rewritten locations,
 // AddResponseHeader lines and Strict-Transport-Security.
 func (e *Env) CompileZproxyEdits(z ZproxyEdits) (req, resp *Program, err error) {
-	l, s := z.Listener, z.Service
-	var lh, sh config.HeaderRules
-	var rewriteHost, rewriteDest bool
-	loc, locURL := 0, false
-	if l != nil {
-		lh = l.Headers
-		rewriteHost, rewriteDest = l.RewriteHost, l.RewriteDest
-		loc, locURL = l.RewriteLoc, l.RewriteLocURL
+	x := newZproxyScope(z)
+	req, err = e.zproxyRequest(x)
+	if err != nil {
+		return nil, nil, err
 	}
-	if s != nil {
-		sh = s.Headers
-		if s.RewriteLoc != nil {
-			loc = *s.RewriteLoc
-		}
-	}
-	var replReq, replResp []replaceRule
-	for _, rs := range [][]config.ReplaceHeader{sh.Replace, lh.Replace} {
-		for _, r := range rs {
-			x := replaceRule{name: r.Name, match: r.Match, repl: r.Replacement}
-			if r.Response {
-				replResp = append(replResp, x)
-			} else {
-				replReq = append(replReq, x)
-			}
-		}
-	}
+	resp, err = e.zproxyResponse(x)
+	return req, resp, err
+}
 
+func (e *Env) zproxyRequest(x *zproxyScope) (*Program, error) {
 	c := &compiler{env: e}
-	if z.Forwarded {
-		c.edit(&action{kind: actHoldHeader, name: "X-Forwarded-For", slot: heldForwarded})
-	} else {
-		c.edit(&action{kind: actHoldHeader, name: "X-Forwarded-For", slot: heldNone})
+	slot := heldForwarded
+	if !x.z.Forwarded {
+		slot = heldNone
 	}
-	if rewriteHost {
+	c.edit(&action{kind: actHoldHeader, name: "X-Forwarded-For", slot: slot})
+	if x.rewriteHost {
 		c.edit(&action{kind: actHoldHeader, name: "Host", slot: heldNone})
 	}
-	if rewriteDest {
+	if x.rewriteDest {
 		c.edit(&action{kind: actHoldHeader, name: "Destination", slot: heldDest})
 	}
-	for _, p := range override(sh.RequestRemove, lh.RequestRemove) {
+	for _, p := range override(x.sh.RequestRemove, x.lh.RequestRemove) {
 		c.emit(instr{op: opAct, act: &action{kind: config.ActDeleteHeader, pat: p}})
 	}
 	c.edit(&action{kind: actMark})
-	if len(replReq) > 0 {
-		c.edit(&action{kind: actReplaceHeader, repls: replReq})
+	if len(x.replReq) > 0 {
+		c.edit(&action{kind: actReplaceHeader, repls: x.replReq})
 	}
-	if z.Forwarded {
+	if x.z.Forwarded {
 		c.edit(&action{kind: actAppendForwarded, name: "X-Forwarded-For", slot: heldForwarded})
 	}
-	adds := override(append(append([]string{}, sh.RequestAdd...), sh.RequestSet...),
-		append(append([]string{}, lh.RequestAdd...), lh.RequestSet...))
+	adds := override(append(append([]string{}, x.sh.RequestAdd...), x.sh.RequestSet...),
+		append(append([]string{}, x.lh.RequestAdd...), x.lh.RequestSet...))
 	for _, line := range adds {
 		c.edit(&action{kind: actAppendHeader, line: []byte(line)})
 	}
-	if rewriteHost {
+	if x.rewriteHost {
 		c.edit(&action{kind: actBackendHost})
 	}
-	if rewriteDest {
+	if x.rewriteDest {
 		c.edit(&action{kind: actAppendHeld, name: "Destination", slot: heldDest})
 	}
-	if s != nil {
+	if s := x.z.Service; s != nil {
 		c.rewriteURLs(s.RewriteURL)
 		if s.Session != nil && s.Session.Type == config.SessionParm {
 			c.edit(&action{kind: actTrimParam})
 		}
 	}
 	c.emit(instr{op: opEnd})
-	req = &Program{code: c.code, env: e}
+	return &Program{code: c.code, env: e}, c.err
+}
 
-	c = &compiler{env: e}
+func (e *Env) zproxyResponse(x *zproxyScope) (*Program, error) {
+	c := &compiler{env: e}
+	s := x.z.Service
 	sts := s != nil && s.STS > 0
 	if sts {
 		c.edit(&action{kind: actHoldHeader, name: "Strict-Transport-Security", slot: heldNone})
 	}
-	for _, p := range override(sh.ResponseRemove, lh.ResponseRemove) {
+	for _, p := range override(x.sh.ResponseRemove, x.lh.ResponseRemove) {
 		c.emit(instr{op: opAct, act: &action{kind: config.ActDeleteHeader, pat: p}})
 	}
 	c.edit(&action{kind: actMark})
-	if len(replResp) > 0 {
-		c.edit(&action{kind: actReplaceHeader, repls: replResp})
+	if len(x.replResp) > 0 {
+		c.edit(&action{kind: actReplaceHeader, repls: x.replResp})
 	}
-	if loc != 0 || locURL {
-		c.edit(&action{kind: actRewriteLocation, mode: loc, undoURL: locURL})
+	if x.loc != 0 || x.locURL {
+		c.edit(&action{kind: actRewriteLocation, mode: x.loc, undoURL: x.locURL})
 	}
-	for _, line := range override(sh.ResponseAdd, lh.ResponseAdd) {
+	for _, line := range override(x.sh.ResponseAdd, x.lh.ResponseAdd) {
 		c.edit(&action{kind: actAppendHeader, line: []byte(line)})
 	}
 	if sts {
 		c.edit(&action{kind: actAppendHeader, line: []byte("Strict-Transport-Security: max-age=" + strconv.Itoa(s.STS))})
 	}
 	c.emit(instr{op: opEnd})
-	resp = &Program{code: c.code, env: e}
-	return req, resp, c.err
+	return &Program{code: c.code, env: e}, c.err
 }
 
 // rewriteURLs compiles RewriteUrl rules: each is applied once, in
