@@ -36,8 +36,10 @@ unit:
 
 # The functional tests drive lbd with curl, openssl and h2load, write
 # password files with htpasswd (Debian: curl openssl nghttp2-client
-# apache2-utils) and run h2spec, the HTTP/2 conformance suite,
-# which is built here through the Go module proxy on first use.
+# apache2-utils), load the dashboard in headless Chromium (Debian:
+# chromium; its screenshot goes to $(BIN)/artifacts) and run h2spec, the
+# HTTP/2 conformance suite, which is built here through the Go module
+# proxy on first use.
 H2SPEC ?= github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
 TOOLS  := $(BIN)/tools
 
@@ -46,6 +48,7 @@ $(TOOLS)/h2spec:
 
 functional: build $(TOOLS)/h2spec
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
+		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts \
 		$(GO) test -count=1 -timeout 10m ./functional-tests/...
 
 # Short coverage-guided fuzzing of every parser (FUZZTIME each).

@@ -73,6 +73,8 @@ func FuzzRoute(f *testing.F) {
 		{"DELETE", "/session/1/0?key=abc"}, {"PUT", "/log/-?level=combined"}, {"GET", "/metrics"},
 		{"GET", "//LISTENER//0//service/web/backend/127.0.0.1-8081/"}, {"PATCH", "/listener/0/service/web/session/a/b"},
 		{"DELETE", "/listener/0/service/0/sessions"}, {"PEST", "/config"}, {"GET", "/listener/99999999999999999999"},
+		{"GET", "/dashboard"}, {"GET", "/dashboard/"}, {"GET", "/dashboard/api/state"}, {"POST", "/dashboard/api/enable"},
+		{"GET", "/DASHBOARD/x/api/token"}, {"POST", "/route"}, {"GET", "/route/"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -85,10 +87,32 @@ func FuzzRoute(f *testing.F) {
 		}{{"pound", pound}, {"zproxy", zproxy}} {
 			ctl.Controller = newFake()
 			rec := httptest.NewRecorder()
-			d.h.ServeHTTP(rec, request(method, target, nil))
+			req := request(method, target, nil)
+			d.h.ServeHTTP(rec, req)
+			if (&lbdExtensions{}).owns(req.URL.Path) {
+				checkExtensionReply(t, rec)
+				continue
+			}
 			checkReply(t, d.name, rec)
 		}
 	})
+}
+
+// checkExtensionReply asserts what lbd's own endpoints answer on either
+// socket: the dashboard page, a redirect to it, or JSON.
+func checkExtensionReply(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	ct := rec.Header().Get("Content-Type")
+	switch {
+	case rec.Code == 301:
+		if rec.Header().Get("Location") == "" {
+			t.Fatalf("redirect without a Location")
+		}
+	case rec.Code == 200 && strings.HasPrefix(ct, "text/html"):
+	case ct == "application/json" && json.Valid(rec.Body.Bytes()):
+	default:
+		t.Fatalf("extension reply %d %q: %q", rec.Code, ct, rec.Body.Bytes())
+	}
 }
 
 // FuzzJSONBody feeds random bodies to the strict decoders and to every

@@ -33,8 +33,9 @@ type poundFunc func(q *poundReq) (any, int)
 // NewPoundHandler returns the Pound 4 control API: GET / and /core,
 // GET/PUT/DELETE /listener/L[/S[/B]] and /service/S[/B] (list, enable,
 // disable), PUT/DELETE /session, GET/PUT/DELETE /log, and lbd's GET
-// /metrics and PATCH /config (reload, as on the zproxy socket; Pound
-// itself cannot reload). JSON has sorted keys and honours ?indent=N (0..80); errors are
+// /metrics, PATCH /config (reload, as on the zproxy socket; Pound
+// itself cannot reload), POST /route (the routing explainer) and the
+// dashboard under /dashboard/. JSON has sorted keys and honours ?indent=N (0..80); errors are
 // Pound's HTML pages. Unknown paths answer 404 to GET and 405 to anything
 // else, as Pound's prefix-matching endpoint table does.
 func NewPoundHandler(c Controller) http.Handler {
@@ -67,7 +68,20 @@ func NewPoundHandler(c Controller) http.Handler {
 		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))
 	}
 	r.Methods(get).Path("/metrics{slash:/?}").HandlerFunc(a.metrics)
-	return r
+	return withExtensions(r, c)
+}
+
+// withExtensions serves lbd's own endpoints (POST /route, /dashboard/)
+// before the dialect's router.
+func withExtensions(h http.Handler, c Controller) http.Handler {
+	x := newExtensions(c)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if x.owns(r.URL.Path) {
+			x.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // poundNotFound answers requests no route takes. Pound's "" endpoint (GET

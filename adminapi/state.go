@@ -129,6 +129,9 @@ type Service struct {
 	// Limits are the TBF filters and BasicAuth files of the service's
 	// conditions and rules.
 	Limits Limits
+	// SessionCount is the number of sessions; a Summary fills it without
+	// listing Sessions.
+	SessionCount int
 }
 
 // BackendKind is Pound's backend "type".
@@ -142,8 +145,10 @@ const (
 	KindFile     BackendKind = "file"
 	KindMetrics  BackendKind = "metrics"
 	KindControl  BackendKind = "control"
-	KindACME     BackendKind = "acme"
-	KindSuccess  BackendKind = "success"
+	// KindDashboard is lbd's Dashboard backend (an lbd extension).
+	KindDashboard BackendKind = "dashboard"
+	KindACME      BackendKind = "acme"
+	KindSuccess   BackendKind = "success"
 	// KindMatrix is a dynamic backend: the template its backends are
 	// made from. It never takes requests itself.
 	KindMatrix BackendKind = "matrix"
@@ -205,6 +210,9 @@ type Backend struct {
 	// ResponseTime is the moving average of the request latency; negative
 	// means "no sample yet" (zproxy shows -1.0).
 	ResponseTime time.Duration
+	// LatencyTotal is the sum of the response times of the requests
+	// that got a status (the dashboard's mean latency over an interval).
+	LatencyTotal time.Duration
 	// ConnectTime is the moving average of the TCP connect latency.
 	ConnectTime time.Duration
 	// RequestTimeAvg and RequestTimeStddev are Pound's BackendStats.

@@ -15,6 +15,7 @@ import (
 type zproxyAPI struct {
 	c      Controller
 	router *mux.Router
+	ext    *lbdExtensions
 }
 
 // zreq is one request handed to a zproxy endpoint.
@@ -41,7 +42,7 @@ type zproxyFunc func(q *zreq) zreply
 // tolerated; other methods get 405 and unknown paths 400, both without a
 // body. Replies carry zproxy's exact header set and order.
 func NewZproxyHandler(c Controller) http.Handler {
-	a := &zproxyAPI{c: c}
+	a := &zproxyAPI{c: c, ext: newExtensions(c)}
 	r := mux.NewRouter()
 	r.SkipClean(true)
 	bare400 := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -82,9 +83,14 @@ func NewZproxyHandler(c Controller) http.Handler {
 	return a
 }
 
-// ServeHTTP refuses unknown methods with 405, normalises the path and
+// ServeHTTP serves lbd's own endpoints (POST /route, /dashboard/), and
+// otherwise refuses unknown methods with 405, normalises the path and
 // routes it.
 func (a *zproxyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a.ext.owns(r.URL.Path) {
+		a.ext.ServeHTTP(w, r)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:

@@ -106,6 +106,7 @@ type Backend struct {
 	// Written once per request, read by the control API.
 	requests    atomic.Int64
 	status      [6]atomic.Int64 // index = status/100; 0 is unused
+	latencySum  atomic.Int64    // ns, over the requests that got a status
 	errors      atomic.Int64
 	connectTime atomic.Int64 // average connect time in ns; -1 = none
 	probing     atomic.Bool  // a health probe is in flight

@@ -228,6 +228,10 @@ func TestDoneCounters(t *testing.T) {
 			t.Errorf("StatusCount(%d) = %d, want %d", class, got, n)
 		}
 	}
+	// The sum counts the four samples with a status: 80+0+150+80 ms.
+	if got := b.LatencyTotal(); got != 310*time.Millisecond {
+		t.Errorf("LatencyTotal = %v, want 310ms (errors not counted)", got)
+	}
 	if b.Requests() != 6 || b.Errors() != 2 || c.Requests() != 6 {
 		t.Errorf("requests %d errors %d conn requests %d, want 6 2 6", b.Requests(), b.Errors(), c.Requests())
 	}

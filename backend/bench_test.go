@@ -71,3 +71,13 @@ func BenchmarkAvailable(b *testing.B) {
 		b.Fatal("never available")
 	}
 }
+
+// BenchmarkDone is the per-request bookkeeping of a finished exchange:
+// requests, status class, latency sum and moving average.
+func BenchmarkDone(b *testing.B) {
+	be := New(Options{Address: "127.0.0.1:1"})
+	b.ReportAllocs()
+	for b.Loop() {
+		be.Done(nil, 200, time.Millisecond)
+	}
+}

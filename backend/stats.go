@@ -32,6 +32,12 @@ func (b *Backend) StatusCount(class int) int64 {
 // Errors returns the requests that ended without a valid response status.
 func (b *Backend) Errors() int64 { return b.errors.Load() }
 
+// LatencyTotal returns the sum of the response times of the requests
+// that got a valid status: two readings and the StatusCount sums between
+// them give the exact mean latency over any interval (the dashboard),
+// which the moving average cannot.
+func (b *Backend) LatencyTotal() time.Duration { return time.Duration(b.latencySum.Load()) }
+
 // Latency returns the moving average response time, or -1 before the first
 // sample (the value zproxy's API prints for "no data").
 func (b *Backend) Latency() time.Duration { return time.Duration(b.latency.Load()) }
@@ -53,6 +59,7 @@ func (b *Backend) Done(c *Conn, status int, latency time.Duration) {
 		return
 	}
 	b.status[status/100].Add(1)
+	b.latencySum.Add(int64(max(latency, 0)))
 	ewma(&b.latency, int64(max(latency, 0)), ewmaShift)
 	b.loadChanged()
 }

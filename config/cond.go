@@ -66,6 +66,24 @@ func initCondTable() {
 	t.add("TBF", "s[nl]n", condTBF)
 	t.add("Match", "l?", condMatch).block()
 	t.add("Not", ".*", condNot).either()
+	for _, d := range t {
+		d.fn = stampPos(d.fn)
+	}
+}
+
+// stampPos wraps a condition directive so that the conditions it adds
+// know where they are written (the routing explainer names them); one
+// that already knows (a condition inside Not) keeps its own.
+func stampPos(fn func(*builder, *condCtx, *parser.Node, []unit)) func(*builder, *condCtx, *parser.Node, []unit) {
+	return func(b *builder, c *condCtx, n *parser.Node, u []unit) {
+		before := len(*c.conds)
+		fn(b, c, n, u)
+		for _, x := range (*c.conds)[before:] {
+			if x.Pos.Start.Line == 0 {
+				x.Pos = Locus(stmtSpan(n))
+			}
+		}
+	}
 }
 
 // addCond completes c with the pattern (or -file patterns) in u, whose
@@ -182,6 +200,7 @@ func condNot(b *builder, c *condCtx, n *parser.Node, _ []unit) {
 	dispatch(b, condTable, condUnsupported, &condCtx{conds: &got, icase: c.icase}, inner)
 	for _, x := range got {
 		x.Not = !x.Not
+		x.Pos = Locus{} // stamped with the whole Not statement
 	}
 	*c.conds = append(*c.conds, got...)
 }

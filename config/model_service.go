@@ -76,6 +76,9 @@ const (
 // Condition is one Pound 4 service condition. HeadDeny is a negated header
 // condition; `Not X` sets Not on X.
 type Condition struct {
+	// Pos is where the condition is written (not dumped: positions of
+	// conditions would make every --dump-config golden file move).
+	Pos     Locus        `json:"-"`
 	Kind    CondKind     `json:"kind"`
 	Not     bool         `json:"not,omitempty"`
 	Name    string       `json:"name,omitempty"` // header name / query param name
@@ -218,6 +221,8 @@ const (
 	BackendMetrics BackendKind = "metrics"
 	// BackendControl serves the control API over HTTP.
 	BackendControl BackendKind = "control"
+	// BackendDashboard serves lbd's live dashboard (an lbd extension).
+	BackendDashboard BackendKind = "dashboard"
 	// BackendFile serves static files from Dir (SendFile).
 	BackendFile BackendKind = "file"
 	// BackendSuccess answers 200 with an empty body (Success).

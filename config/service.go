@@ -65,6 +65,9 @@ func initServiceTable() {
 	t.add("Control", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendControl, Priority: 1, Weight: 1})
 	})
+	t.add("Dashboard", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
+		s.Backends = append(s.Backends, specialBackend(n, BackendDashboard))
+	})
 	t.add("SendFile", "s", serviceSendFile)
 	t.add("Success", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		s.Backends = append(s.Backends, specialBackend(n, BackendSuccess))

@@ -46,6 +46,7 @@ type Engine struct {
 	wg      sync.WaitGroup
 	started time.Time
 	control http.Handler // Pound API for Control backends in services
+	dash    http.Handler // the dashboard for Dashboard backends
 	dyn     *dynamic     // DNS state of the dynamic backends
 }
 

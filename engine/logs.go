@@ -63,15 +63,18 @@ func accessLog(cfg *config.Config, l *config.Listener) *proxy.AccessLog {
 }
 
 // attach gives every listener of g what needs the engine itself: the
-// request log sink, and the Metrics and Control special backends.
+// request log sink, and the Metrics, Control and Dashboard special
+// backends.
 func (e *Engine) attach(g *graph) {
 	if e.control == nil {
 		e.control = adminapi.NewPoundHandler(e)
+		e.dash = adminapi.NewDashboard(e)
 	}
 	for _, st := range g.listeners {
 		st.Metrics = func(w io.Writer) error { return adminapi.WriteMetrics(w, e.State()) }
 		st.MetricsType = adminapi.MetricsContentType
 		st.Control = e.control
+		st.Dashboard = e.dash
 	}
 	e.setLogs(g)
 }

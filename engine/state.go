@@ -46,7 +46,15 @@ func workers(active int, cfg *config.Config) adminapi.Workers {
 
 // State returns a snapshot of everything the control API shows. It reads
 // atomics only, so it never stops traffic.
-func (e *Engine) State() *adminapi.State {
+func (e *Engine) State() *adminapi.State { return e.snapshot(true) }
+
+// Summary is State without the session lists (their counts only): what
+// the dashboard polls every second, which must not copy a table of a
+// million sessions each time.
+func (e *Engine) Summary() *adminapi.State { return e.snapshot(false) }
+
+// snapshot builds State, with or without the session lists.
+func (e *Engine) snapshot(sessions bool) *adminapi.State {
 	e.mu.Lock()
 	g, servers := e.g, e.servers
 	e.mu.Unlock()
@@ -80,7 +88,7 @@ func (e *Engine) State() *adminapi.State {
 		}
 		v.Limits = limitsView(config.ListenerLimits(l, g.cfg.Detached))
 		for _, s := range g.services[i] {
-			sv := e.serviceView(s, now)
+			sv := e.serviceView(s, now, sessions)
 			sv.Limits = limitsView(config.ServiceLimits(s.Cfg, g.cfg.Detached))
 			for j := range sv.Backends {
 				sv.Backends[j].Tunnel = l.Tunnel
@@ -90,7 +98,7 @@ func (e *Engine) State() *adminapi.State {
 		st.Listeners = append(st.Listeners, v)
 	}
 	for _, s := range g.global {
-		sv := e.serviceView(s, now)
+		sv := e.serviceView(s, now, sessions)
 		sv.Limits = limitsView(config.ServiceLimits(s.Cfg, g.cfg.Detached))
 		st.Services = append(st.Services, sv)
 	}
@@ -139,7 +147,7 @@ func (e *Engine) active() int64 {
 	return n
 }
 
-func (e *Engine) serviceView(s *service.Service, now time.Time) adminapi.Service {
+func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) adminapi.Service {
 	v := adminapi.Service{Name: s.Name, Enabled: s.Enabled(), SessionType: "NONE", Priority: 1}
 	if p, ok := s.Algo.(interface{ Priority() int }); ok {
 		v.Priority = p.Priority()
@@ -167,6 +175,10 @@ func (e *Engine) serviceView(s *service.Service, now time.Time) adminapi.Service
 	}
 	if s.Sessions != nil {
 		v.SessionType = s.Cfg.Session.Type.String()
+		if !sessions {
+			v.SessionCount = s.Sessions.Len()
+			return v
+		}
 		ttl := s.Sessions.TTL()
 		s.Sessions.Each(func(key string, b *backend.Backend, last time.Time) bool {
 			v.Sessions = append(v.Sessions, adminapi.Session{
@@ -174,6 +186,7 @@ func (e *Engine) serviceView(s *service.Service, now time.Time) adminapi.Service
 			})
 			return true
 		})
+		v.SessionCount = len(v.Sessions)
 	}
 	return v
 }
@@ -204,7 +217,8 @@ func backendView(b *backend.Backend) adminapi.Backend {
 		Hits2xx: b.StatusCount(2), Hits3xx: b.StatusCount(3), Hits4xx: b.StatusCount(4), Hits5xx: b.StatusCount(5),
 		Requests: b.Requests(), Errors: b.Errors(), Active: b.Active(), Pending: b.Pending(),
 		ResponseTime: b.Latency(), ConnectTime: b.ConnectTime(), RequestTimeAvg: max(b.Latency(), 0),
-		HTTPS: b.HTTPS(), ServerName: b.ServerName(),
+		LatencyTotal: b.LatencyTotal(),
+		HTTPS:        b.HTTPS(), ServerName: b.ServerName(),
 	}
 }
 
@@ -225,6 +239,8 @@ func specialView(b *config.Backend) adminapi.Backend {
 		v.Kind = adminapi.KindMetrics
 	case config.BackendControl:
 		v.Kind = adminapi.KindControl
+	case config.BackendDashboard:
+		v.Kind = adminapi.KindDashboard
 	case config.BackendFile:
 		v.Kind = adminapi.KindFile
 	case config.BackendSuccess:

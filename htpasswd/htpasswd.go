@@ -71,3 +71,21 @@ func (f *File) Check(cred []byte) bool {
 	f.cache.store(&sum, res)
 	return res
 }
+
+// Peek is Check without recording the outcome in the cache (the routing
+// explainer's dry run leaves everything as it found it).
+func (f *File) Peek(cred []byte) bool {
+	user, pass, ok := bytes.Cut(cred, []byte{':'})
+	if !ok {
+		return false
+	}
+	hash, known := f.users[string(user)]
+	if !known {
+		return false
+	}
+	sum := f.cache.sum(cred)
+	if res, hit := f.cache.lookup(&sum); hit {
+		return res
+	}
+	return verifyHash(hash, pass)
+}

@@ -188,3 +188,25 @@ func BenchmarkCheckCached(b *testing.B) {
 		}
 	}
 }
+
+// TestPeekCachesNothing checks that Peek answers like Check but leaves
+// the cache as it was: a Check afterwards still runs the hash, and a
+// Peek of checked credentials uses the cache.
+func TestPeekCachesNothing(t *testing.T) {
+	n := countVerify(t)
+	f := Parse([]byte("u:$2y$04$p6O2bMKSZeET7xhUVu4mEuOCgs6qhWh3acOlAFq3.mH2Z61S8qt5W\n"))
+	for range 2 {
+		if !f.Peek([]byte("u:x")) || f.Peek([]byte("u:y")) || f.Peek([]byte("v:x")) {
+			t.Fatal("Peek and Check disagree")
+		}
+	}
+	if got := n.Load(); got != 4 {
+		t.Fatalf("%d hash checks for 4 peeks of known users, want 4 (nothing cached)", got)
+	}
+	if !f.Check([]byte("u:x")) || n.Load() != 5 {
+		t.Fatalf("Check after Peek ran %d hashes in all, want 5", n.Load())
+	}
+	if !f.Peek([]byte("u:x")) || n.Load() != 5 {
+		t.Fatalf("Peek of cached credentials ran a hash (%d in all)", n.Load())
+	}
+}

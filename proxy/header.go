@@ -293,3 +293,13 @@ func appendRaw(dst []byte, h *http1.Header) []byte {
 	}
 	return appendHeader(dst, h)
 }
+
+// lineOf is the received line for matching, normalised when it cannot
+// be recovered; scratch backs the normalised form.
+func lineOf(h *http1.Header, scratch []byte) []byte {
+	if line, ok := rawLine(h); ok {
+		return line
+	}
+	b := appendHeader(scratch, h)
+	return b[:len(b)-len(crlf)]
+}

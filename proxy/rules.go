@@ -41,6 +41,14 @@ func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, e *HeaderE
 		st.diag(err)
 		c.ex.badExpand = true
 	}
+	return c.renderRuledRequest(st, dst)
+}
+
+// renderRuledRequest writes the head of a request the rules edited: the
+// request line, the lines before the place the program marked, lbd's
+// framing lines, the rest (and the X-SSL-* lines when they go last).
+func (c *conn) renderRuledRequest(st *Listener, dst []byte) []byte {
+	m := &c.rs.Req
 	if m.URLChanged {
 		dst = append(dst, c.req.Method...)
 		dst = append(dst, ' ')

@@ -71,6 +71,8 @@ type Listener struct {
 	Metrics     func(w io.Writer) error
 	MetricsType string
 	Control     http.Handler
+	// Dashboard serves lbd's live dashboard for a Dashboard backend.
+	Dashboard http.Handler
 	// MaxTries bounds how many backends one request may be offered to.
 	MaxTries int
 	// Tunnel relays every connection to a backend of the listener's one

@@ -11,7 +11,7 @@ import (
 )
 
 // special serves the Pound 4 special backends: Redirect, Error, Metrics,
-// Control, SendFile, Success and ACME. They answer from the proxy itself; none is on the hot
+// Control, SendFile, Success and ACME, and lbd's Dashboard. They answer from the proxy itself; none is on the hot
 // path, so they may allocate.
 func (c *conn) special(st *Listener, svc *service.Service) bool {
 	b := svc.Special
@@ -30,6 +30,10 @@ func (c *conn) special(st *Listener, svc *service.Service) bool {
 	case config.BackendControl:
 		if st.Control != nil {
 			return c.serveHandler(st, st.Control)
+		}
+	case config.BackendDashboard:
+		if st.Dashboard != nil {
+			return c.serveHandler(st, st.Dashboard)
 		}
 	case config.BackendFile, config.BackendACME:
 		return c.fileBackend(st, svc)

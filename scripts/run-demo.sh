@@ -26,6 +26,8 @@ Try:
   curl -si http://127.0.0.1:8080/old/page        # 301 redirect
   bin/lbctl -s /tmp/lbd-demo.sock list           # listeners, services, backends
   bin/lbctl -s /tmp/lbd-demo.sock disable /1/1/0 # take backend "one" out
+  bin/lbctl -s /tmp/lbd-demo.sock route GET /hello   # which service and backend, and why
+  bin/lbctl -s /tmp/lbd-demo.sock dashboard      # the live dashboard, for a browser
   curl --unix-socket /tmp/lbd-demo.sock http://localhost/listener/1
 Press Ctrl-C to stop.
 TXT

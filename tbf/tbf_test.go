@@ -235,3 +235,32 @@ func TestInUseCountsBucketsNotFull(t *testing.T) {
 		t.Errorf("in use at 5s: %d (held %d), want 1", n, held)
 	}
 }
+
+// TestPeek checks that Peek reports the tokens Allow would see and
+// changes nothing: no token taken, no bucket made, no eviction order
+// moved.
+func TestPeek(t *testing.T) {
+	l := New(uint64(sec), 2)
+	if n, err := l.PeekAt([]byte("k"), 0); err != nil || n != 2 || l.Len() != 0 {
+		t.Fatalf("peek of a new key = %d, %v with %d buckets; want 2 and none made", n, err, l.Len())
+	}
+	if ok, _ := l.AllowAt([]byte("k"), 0); !ok {
+		t.Fatal("refused")
+	}
+	for range 3 {
+		if n, _ := l.PeekAt([]byte("k"), 1); n != 1 {
+			t.Fatalf("peek = %d, want 1", n)
+		}
+	}
+	if n, _ := l.PeekAt([]byte("k"), sec+1); n != 2 {
+		t.Fatalf("peek after an interval = %d, want 2", n)
+	}
+	for i, want := range []bool{true, false} {
+		if ok, _ := l.AllowAt([]byte("k"), 2); ok != want {
+			t.Fatalf("allow %d after peeks = %v, want %v", i, ok, want)
+		}
+	}
+	if _, err := New(1, 0).Peek([]byte("k")); !errors.Is(err, ErrNoBurst) {
+		t.Fatalf("burst 0: %v, want ErrNoBurst", err)
+	}
+}

@@ -1,0 +1,128 @@
+package adminapi
+
+import (
+	"net"
+	"strconv"
+)
+
+// Summarizer is implemented by a Controller that can take a snapshot
+// without the session lists, only their counts (Service.SessionCount):
+// what the dashboard polls. Without it the dashboard uses State.
+type Summarizer interface {
+	Summary() *State
+}
+
+func summary(c Controller) *State {
+	if s, ok := c.(Summarizer); ok {
+		return s.Summary()
+	}
+	return c.State()
+}
+
+// The JSON of api/state: plain counters and states, for the page to turn
+// into rates. Indices are State's (listener -1 holds the global
+// services), so a POST api/enable can name what it shows.
+type (
+	dashState struct {
+		TimeMS    int64          `json:"time_ms"`
+		Version   string         `json:"version"`
+		PID       int            `json:"pid"`
+		UptimeS   float64        `json:"uptime_s"`
+		Listeners []dashListener `json:"listeners"`
+	}
+	dashListener struct {
+		Index       int           `json:"index"`
+		Name        string        `json:"name"`
+		Address     string        `json:"address"`
+		Protocol    string        `json:"protocol"`
+		Enabled     bool          `json:"enabled"`
+		Connections int64         `json:"connections"`
+		Hits3xx     int64         `json:"hits_3xx"`
+		Hits4xx     int64         `json:"hits_4xx"`
+		Hits5xx     int64         `json:"hits_5xx"`
+		Services    []dashService `json:"services"`
+	}
+	dashService struct {
+		Index       int           `json:"index"`
+		Name        string        `json:"name"`
+		Enabled     bool          `json:"enabled"`
+		SessionType string        `json:"session_type"`
+		Sessions    int           `json:"sessions"`
+		Backends    []dashBackend `json:"backends"`
+	}
+	dashBackend struct {
+		Index     int    `json:"index"`
+		Kind      string `json:"kind"`
+		ID        string `json:"id"`
+		Address   string `json:"address"`
+		Enabled   bool   `json:"enabled"`
+		Alive     bool   `json:"alive"`
+		Emergency bool   `json:"emergency"`
+		Priority  int    `json:"priority"`
+		Weight    int    `json:"weight"`
+		Requests  int64  `json:"requests"`
+		Errors    int64  `json:"errors"`
+		Hits2xx   int64  `json:"hits_2xx"`
+		Hits3xx   int64  `json:"hits_3xx"`
+		Hits4xx   int64  `json:"hits_4xx"`
+		Hits5xx   int64  `json:"hits_5xx"`
+		Active    int64  `json:"active"`
+		Pending   int64  `json:"pending"`
+		// LatencyNS is the moving average (-1: no sample yet),
+		// LatencyTotalNS the sum the page divides by the answered
+		// requests between two polls.
+		LatencyNS      int64 `json:"latency_ns"`
+		LatencyTotalNS int64 `json:"latency_total_ns"`
+	}
+)
+
+// dashboardState converts a snapshot; the global services appear as a
+// listener of index -1 named "global services".
+func dashboardState(st *State) dashState {
+	out := dashState{
+		TimeMS: st.Core.Timestamp.UnixMilli(), Version: st.Core.Version, PID: st.Core.PID,
+		UptimeS: st.Core.Uptime.Seconds(), Listeners: []dashListener{},
+	}
+	for i := range st.Listeners {
+		l := &st.Listeners[i]
+		addr := l.Address
+		if l.Port != 0 {
+			addr = net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
+		}
+		out.Listeners = append(out.Listeners, dashListener{
+			Index: i, Name: l.Name, Address: addr, Protocol: l.protocol(), Enabled: l.Enabled,
+			Connections: l.Connections, Hits3xx: l.Hits3xx, Hits4xx: l.Hits4xx, Hits5xx: l.Hits5xx,
+			Services: dashServices(l.Services),
+		})
+	}
+	if len(st.Services) > 0 {
+		out.Listeners = append(out.Listeners, dashListener{Index: -1, Name: "global services",
+			Protocol: "http", Enabled: true, Services: dashServices(st.Services)})
+	}
+	return out
+}
+
+func dashServices(svcs []Service) []dashService {
+	out := make([]dashService, 0, len(svcs))
+	for i := range svcs {
+		s := &svcs[i]
+		ds := dashService{Index: i, Name: s.Name, Enabled: s.Enabled, SessionType: s.sessionType(),
+			Sessions: max(s.SessionCount, len(s.Sessions)), Backends: make([]dashBackend, 0, len(s.Backends))}
+		for j := range s.Backends {
+			b := &s.Backends[j]
+			addr := b.Address
+			if b.Port != 0 {
+				addr = net.JoinHostPort(b.Address, strconv.Itoa(b.Port))
+			}
+			ds.Backends = append(ds.Backends, dashBackend{
+				Index: j, Kind: string(b.kind()), ID: b.ID, Address: addr, Enabled: b.Enabled, Alive: b.Alive,
+				Emergency: b.Emergency, Priority: b.Priority, Weight: b.Weight,
+				Requests: b.Requests, Errors: b.Errors, Hits2xx: b.Hits2xx, Hits3xx: b.Hits3xx,
+				Hits4xx: b.Hits4xx, Hits5xx: b.Hits5xx, Active: b.Active, Pending: b.Pending,
+				LatencyNS: int64(b.ResponseTime), LatencyTotalNS: int64(b.LatencyTotal),
+			})
+		}
+		out = append(out, ds)
+	}
+	return out
+}
