@@ -95,8 +95,9 @@ End
 }
 
 // TestLbctlShowsLimits: lbctl lists the TBF of a service with its
-// buckets in use, and the BasicAuth file with the generation of its
-// content, which goes up when the file changes.
+// buckets in use (a token a minute, so they stay in use through the
+// test), and the BasicAuth file with the generation of its content,
+// which goes up when the file changes.
 func TestLbctlShowsLimits(t *testing.T) {
 	tool := htpasswdTool(t)
 	a := echoBackend(t, "a")
@@ -109,7 +110,7 @@ ListenHTTP
 	Port {PORT}
 	Service "app"
 		BasicAuth "`+users+`"
-		TBF "%[header X-Api-Key]" 10 5
+		TBF "%[header X-Api-Key]" 1/60s 5
 		`+backendBlock(a)+`
 	End
 End
@@ -127,7 +128,7 @@ End
 	}
 	out := list()
 	for _, want := range []string{
-		"PATH TBF KEY RATE BURST BUCKETS", "/1/0 %[header X-Api-Key] 10/s 5 3",
+		"PATH TBF KEY RATE BURST BUCKETS", "/1/0 %[header X-Api-Key] 0.0167/s 5 3",
 		"PATH BASICAUTH FILE GENERATION USERS WATCHED", "/1/0 " + users + " 1 1 yes",
 	} {
 		if !hasRow(out, want) {
@@ -145,7 +146,7 @@ End
 	}
 	js, _, code := lbctlRun(t, "lbctl", nil, "-s", sock, "-j", "list", "/1/0")
 	if code != 0 || !strings.Contains(js, `"basic_auth":[{"file":"`+users+`", "generation":2, "users":2, "watch":true}]`) ||
-		!strings.Contains(js, `"tbf":[{"buckets":3, "burst":5, "interval":100000000, "key":"%[header X-Api-Key]"}]`) {
+		!strings.Contains(js, `"tbf":[{"buckets":3, "burst":5, "interval":60000000000, "key":"%[header X-Api-Key]"}]`) {
 		t.Fatalf("lbctl -j list: %s", js)
 	}
 }
