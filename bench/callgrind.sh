@@ -15,6 +15,11 @@
 #   URLPATH  request path [/100]: 100-byte bodies from the upstream
 #   KEEP=DIR keep the cachegrind outputs there (cg_annotate FILE shows
 #            where the instructions go)
+#   OWN=1    also count the instructions outside Go's runtime (scheduler,
+#            netpoll, timers, GC: their share follows wall time, which
+#            valgrind stretches unevenly on a busy machine, so they are
+#            the noise). Needs a binary with symbols:
+#            go build -trimpath -o /tmp/lbd-sym ./cmd/lbd
 # Needs valgrind, h2load (nghttp2-client: HTTP/1.1 keep-alive requests,
 # as wrk sends them, but a fixed number of them) and Go (builds ../shared/bench/upstream,
 # or $UPSTREAM). Every process it starts is stopped by PID.
@@ -94,12 +99,23 @@ instructions() {
 	kill -TERM "$pid"
 	wait "$pid" || true
 	[ "$ok" = 1 ] || return 1
-	awk '/^summary:/ {print $2}' "$out"
+	if [ -n "${OWN:-}" ]; then
+		# Ir of the functions outside the runtime, from the annotation.
+		cg_annotate --threshold=0 "$out" | awk '
+			/file:function/ { on = 1; next }
+			on && $1 ~ /^[0-9,]+$/ && $NF !~ /^(\.\/runtime\/|\.\/internal\/runtime|\?\?\?)/ && $NF !~ /:runtime\./ {
+				gsub(",", "", $1); n += $1 }
+			END { print n }'
+	else
+		awk '/^summary:/ {print $2}' "$out"
+	fi
 	if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$out" "$KEEP/"; fi
 }
 
 wait_port "$UP1"
-printf '| config | Ir at %d req | Ir at %d req | Ir per request |\n|---|---:|---:|---:|\n' "$N1" "$N2"
+what=Ir
+[ -n "${OWN:-}" ] && what="Ir outside the runtime"
+printf '| config | %s at %d req | at %d req | per request |\n|---|---:|---:|---:|\n' "$what" "$N1" "$N2"
 for cfg in plain plain-rules10; do
 	a=$(instructions "$DIR/$cfg.cfg" "$N1") || exit 1
 	b=$(instructions "$DIR/$cfg.cfg" "$N2") || exit 1
