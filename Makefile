@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.Version=$(VERSION)
 BIN      := bin
 
-.PHONY: all build test unit functional vet lint fuzz bench run install man clean
+.PHONY: all build test unit functional vet lint fuzz bench run install man clean deb units deb-check
 
 all: build
 
@@ -37,7 +37,8 @@ unit:
 # The functional tests drive lbd with curl, openssl and h2load, write
 # password files with htpasswd (Debian: curl openssl nghttp2-client
 # apache2-utils), load the dashboard in headless Chromium (Debian:
-# chromium; its screenshot goes to $(BIN)/artifacts) and run h2spec, the
+# chromium; its screenshot goes to $(BIN)/artifacts), share a cluster's
+# state through redis-server (Debian: redis-server) and run h2spec, the
 # HTTP/2 conformance suite, which is built here through the Go module
 # proxy on first use.
 H2SPEC ?= github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
@@ -84,5 +85,45 @@ install: build
 	for m in man/*.5; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man5/ || true; done
 	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/ || true; done
 
+# The systemd units under packaging/systemd pass systemd-analyze verify
+# (offline: no running systemd needed; the binary paths point at the
+# build and man pages are not looked up, as they are not installed yet).
+units:
+	$(GO) test -count=1 ./packaging/
+
+# The Debian package, built by nfpm (through the Go module proxy) into
+# dist/: static binaries, the pound/poundctl links, the man pages, the
+# units, /etc/lbd/lbd.cfg as a conffile and maintainer scripts that
+# never start a configuration `lbd -c` refuses.
+NFPM        ?= github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+DEB_VERSION ?= 0.1.0~git$(shell git rev-parse --short HEAD 2>/dev/null || echo 0)
+DEB_ARCH    ?= $(shell $(GO) env GOARCH)
+DEB_STAGE   := bin/deb# named in packaging/deb/nfpm.yaml
+
+deb:
+	rm -rf $(DEB_STAGE) && mkdir -p $(DEB_STAGE) dist
+	$(GO) build -buildmode=pie -trimpath -ldflags '$(LDFLAGS)' -o $(DEB_STAGE)/lbd ./cmd/lbd
+	$(GO) build -buildmode=pie -trimpath -ldflags '$(LDFLAGS)' -o $(DEB_STAGE)/lbctl ./cmd/lbctl
+	for m in lbd.8 lbctl.8 lbd.cfg.5; do gzip -9n < man/$$m > $(DEB_STAGE)/$$m.gz; done
+	printf 'lbd (%s) unstable; urgency=medium\n\n  * Built from commit %s.\n\n -- lbd developers <lbd@example.org>  %s\n' \
+		'$(DEB_VERSION)' "$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+		"$$(git log -1 --format=%aD 2>/dev/null || date -R)" | gzip -9n > $(DEB_STAGE)/changelog.gz
+	rm -f dist/lbd_$(DEB_VERSION)_$(DEB_ARCH).deb
+	DEB_VERSION='$(DEB_VERSION)' DEB_ARCH='$(DEB_ARCH)' GOFLAGS= \
+		$(GO) run $(NFPM) pkg --packager deb --config packaging/deb/nfpm.yaml --target dist/lbd_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+# Build the package, run lintian on it (errors fail), install it with
+# dpkg, check the shipped configuration with the installed lbd and the
+# installed units, then purge it again: an /etc/lbd/lbd.cfg left behind
+# would become lbctl's default for later test runs on the machine (CI).
+deb-check: deb
+	lintian --fail-on error --tag-display-limit 0 dist/lbd_$(DEB_VERSION)_$(DEB_ARCH).deb
+	dpkg -i dist/lbd_$(DEB_VERSION)_$(DEB_ARCH).deb
+	/usr/sbin/lbd -c -v -f /etc/lbd/lbd.cfg
+	/usr/sbin/pound -V && /usr/sbin/poundctl -V
+	systemd-analyze verify /lib/systemd/system/lbd.service /lib/systemd/system/lbd.socket
+	dpkg --purge lbd
+	test ! -e /etc/lbd/lbd.cfg && test ! -e /usr/sbin/pound
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

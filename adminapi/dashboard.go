@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -188,6 +189,9 @@ func (d *dashboard) token(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// maxEnableBody bounds the body of api/enable.
+const maxEnableBody = 4096
+
 // enableRequest is the body of POST api/enable. Indices are those of
 // api/state (listener -1: the global services); backend -1 names the
 // service itself.
@@ -205,6 +209,17 @@ func (d *dashboard) enable(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "api/enable takes a POST")
 		return
 	}
+	// The body is read before any answer: a refusal sent while the client
+	// is still writing would reach it as a broken pipe, not as the 403.
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxEnableBody+1))
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, "reading the request: "+err.Error())
+		return
+	}
+	if len(body) > maxEnableBody {
+		writeJSONError(w, http.StatusRequestEntityTooLarge, "api/enable takes at most 4096 bytes")
+		return
+	}
 	got := r.Header.Get(TokenHeader)
 	if crossSite(r) || subtle.ConstantTimeCompare([]byte(got), []byte(DashboardToken())) != 1 {
 		writeJSONError(w, http.StatusForbidden, "cross-site request refused: the "+TokenHeader+" header must carry the dashboard's token")
@@ -215,7 +230,7 @@ func (d *dashboard) enable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var q enableRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&q); err != nil {
 		writeJSONError(w, http.StatusBadRequest, "malformed request: "+err.Error())

@@ -92,6 +92,7 @@ func WriteMetrics(w io.Writer, st *State) error {
 		e.services(lbl, l.Services, st.BackendStats)
 	}
 	e.services(nil, st.Services, st.BackendStats)
+	e.cluster(st.Cluster, c.Timestamp)
 	return e.write(w)
 }
 

@@ -34,8 +34,8 @@ type poundFunc func(q *poundReq) (any, int)
 // GET/PUT/DELETE /listener/L[/S[/B]] and /service/S[/B] (list, enable,
 // disable), PUT/DELETE /session, GET/PUT/DELETE /log, and lbd's GET
 // /metrics, PATCH /config (reload, as on the zproxy socket; Pound
-// itself cannot reload), POST /route (the routing explainer) and the
-// dashboard under /dashboard/. JSON has sorted keys and honours ?indent=N (0..80); errors are
+// itself cannot reload), PATCH /upgrade (binary upgrade, Upgrader), POST
+// /route (the routing explainer) and the dashboard under /dashboard/. JSON has sorted keys and honours ?indent=N (0..80); errors are
 // Pound's HTML pages. Unknown paths answer 404 to GET and 405 to anything
 // else, as Pound's prefix-matching endpoint table does.
 func NewPoundHandler(c Controller) http.Handler {
@@ -63,11 +63,13 @@ func NewPoundHandler(c Controller) http.Handler {
 		{put, "/log" + restVar, a.setLog},
 		{del, "/log" + restVar, a.clearLog},
 		{http.MethodPatch, "/config{slash:/?}", a.reload},
+		{get, "/cluster" + restVar, a.cluster},
 	}
 	for _, rt := range routes {
 		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))
 	}
 	r.Methods(get).Path("/metrics{slash:/?}").HandlerFunc(a.metrics)
+	r.Methods(http.MethodPatch).Path("/upgrade{slash:/?}").HandlerFunc(a.upgrade)
 	return withExtensions(r, c)
 }
 

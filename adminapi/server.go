@@ -61,7 +61,8 @@ type Server struct {
 	handler http.Handler
 	srv     *http.Server
 	mu      sync.Mutex
-	paths   []string // socket files to remove on Close
+	paths   []string       // socket files to remove on Close
+	lns     []net.Listener // the sockets served, for HandOver
 }
 
 // NewServer prepares a server for h. Set Logger and RequestLog before
@@ -87,6 +88,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.paths = append(s.paths, ua.Name)
 		s.mu.Unlock()
 	}
+	s.mu.Lock()
+	s.lns = append(s.lns, ln)
+	s.mu.Unlock()
 	err := s.srv.Serve(newCredListener(ln))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -109,6 +113,21 @@ func (s *Server) Close() error {
 	}
 	s.paths = nil
 	return err
+}
+
+// HandOver stops the server for the process that took its sockets over
+// (a binary upgrade): the socket files stay, requests in flight finish
+// until ctx ends.
+func (s *Server) HandOver(ctx context.Context) error {
+	s.mu.Lock()
+	s.paths = nil
+	for _, ln := range s.lns {
+		if ul, ok := ln.(*net.UnixListener); ok {
+			ul.SetUnlinkOnClose(false)
+		}
+	}
+	s.mu.Unlock()
+	return s.srv.Shutdown(ctx)
 }
 
 // serve applies the body limit, runs the handler and writes the audit and

@@ -30,6 +30,9 @@ type State struct {
 	// Services are Pound's global services (declared outside any listener),
 	// reached as /service/S or /listener/-/S.
 	Services []Service
+	// Cluster is the cluster member's state; nil without a Cluster
+	// section (see cluster.go).
+	Cluster *ClusterStatus
 }
 
 // Core is Pound's core object: version, pid, clock, worker pool and queue.

@@ -75,10 +75,12 @@ func NewZproxyHandler(c Controller) http.Handler {
 		{patch, svc + "/sessions", a.syncService},
 		{patch, "/sessions", a.syncAll},
 		{del, svc + "/sessions", a.deleteSessions},
+		{get, "/cluster", a.getCluster},
 	}
 	for _, rt := range routes {
 		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))
 	}
+	r.Methods(patch).Path("/upgrade").HandlerFunc(a.zproxyUpgrade)
 	a.router = r
 	return a
 }

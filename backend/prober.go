@@ -38,6 +38,8 @@ type Prober struct {
 	wg      sync.WaitGroup
 	ticks   <-chan time.Time // tests drive rounds by hand; nil = ticker
 	onRound func()           // tests: called after each ticked round
+	// first is closed once every probe of Start's round has ended.
+	first chan struct{}
 }
 
 // NewProber returns a Prober that does nothing until Start.
@@ -45,8 +47,14 @@ func NewProber(cfg ProberConfig) *Prober {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultAlive
 	}
-	return &Prober{cfg: cfg, set: make(map[*Backend]struct{})}
+	return &Prober{cfg: cfg, set: make(map[*Backend]struct{}), first: make(chan struct{})}
 }
+
+// FirstRound is closed once the probes of the round Start runs at once
+// have ended (at once if there were none), or the Prober stopped: from
+// then on the alive flags say what the checks found, which is when a
+// service manager may be told lbd is ready.
+func (p *Prober) FirstRound() <-chan struct{} { return p.first }
 
 // Add puts backends under watch (on start and on reload). A dead one is
 // probed at once if the Prober runs, rather than an interval later.
@@ -82,7 +90,12 @@ func (p *Prober) Start(ctx context.Context) {
 	p.ctx, p.cancel = context.WithCancel(ctx)
 	p.loop = make(chan struct{})
 	go p.run(p.ctx, p.loop)
-	p.roundLocked()
+	var round sync.WaitGroup
+	p.roundLocked(&round)
+	go func() {
+		round.Wait()
+		close(p.first)
+	}()
 }
 
 // Stop ends the loop, cancels the probes in flight and waits for all of
@@ -128,7 +141,7 @@ func (p *Prober) run(ctx context.Context, done chan struct{}) {
 			return
 		case <-ticks:
 			p.mu.Lock()
-			p.roundLocked()
+			p.roundLocked(nil)
 			p.mu.Unlock()
 			if p.onRound != nil {
 				p.onRound()
@@ -138,11 +151,12 @@ func (p *Prober) run(ctx context.Context, done chan struct{}) {
 }
 
 // roundLocked is one tick: reap idle conns, probe whoever needs it.
-func (p *Prober) roundLocked() {
+// round, if not nil, counts the probes started.
+func (p *Prober) roundLocked(round *sync.WaitGroup) {
 	for b := range p.set {
 		b.ReapIdle()
 		if p.wants(b) {
-			p.launchLocked(b)
+			p.launch(b, round)
 		}
 	}
 }
@@ -159,13 +173,22 @@ func (p *Prober) wants(b *Backend) bool {
 
 // launchLocked starts one probe goroutine for b if none is in flight. The
 // caller holds p.mu, which orders wg.Add before Stop's wg.Wait.
-func (p *Prober) launchLocked(b *Backend) bool {
+func (p *Prober) launchLocked(b *Backend) bool { return p.launch(b, nil) }
+
+// launch is launchLocked; round, if not nil, is done when the probe ends.
+func (p *Prober) launch(b *Backend, round *sync.WaitGroup) bool {
 	if p.ctx == nil || p.stopped || !b.probing.CompareAndSwap(false, true) {
 		return false
 	}
 	p.wg.Add(1)
+	if round != nil {
+		round.Add(1)
+	}
 	go func(ctx context.Context) {
 		defer p.wg.Done()
+		if round != nil {
+			defer round.Done()
+		}
 		defer b.probing.Store(false)
 		err := b.Probe(ctx)
 		switch {

@@ -263,3 +263,43 @@ func TestProberRemoveAndReap(t *testing.T) {
 		t.Error("a removed backend was probed")
 	}
 }
+
+// TestProberFirstRound: FirstRound stays open while a probe of Start's
+// round is in flight and closes when it has ended (with the result
+// applied); with nothing to probe it closes at once.
+func TestProberFirstRound(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	lg, _ := testLogger()
+	d := &blockingDialer{release: make(chan struct{})}
+	dead := New(Options{Address: "10.0.0.1:80", Logger: lg, DialContext: d.dial})
+	dead.SetAlive(false, "test")
+	p := NewProber(ProberConfig{Interval: time.Hour})
+	p.Add(dead)
+	p.Start(context.Background())
+	defer p.Stop()
+	waitFor(t, "the first probe to start", func() bool { return d.now.Load() == 1 })
+	select {
+	case <-p.FirstRound():
+		t.Fatal("FirstRound closed while its probe is in flight")
+	default:
+	}
+	close(d.release)
+	select {
+	case <-p.FirstRound():
+	case <-time.After(5 * time.Second):
+		t.Fatal("FirstRound did not close after its probe ended")
+	}
+	if !dead.Alive() {
+		t.Error("FirstRound closed before the probe's result was applied")
+	}
+
+	empty := NewProber(ProberConfig{Interval: time.Hour})
+	empty.Add(New(Options{Address: "10.0.0.2:80", Logger: lg})) // alive: Pound probes only the dead
+	empty.Start(context.Background())
+	defer empty.Stop()
+	select {
+	case <-empty.FirstRound():
+	case <-time.After(5 * time.Second):
+		t.Fatal("FirstRound of a round without probes did not close")
+	}
+}

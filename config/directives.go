@@ -10,7 +10,8 @@ type Directive struct {
 	// "listener" (ListenHTTP and ListenHTTPS), "https" (ListenHTTPS only),
 	// "service", "match" (conditions inside Match and Not), "session",
 	// "backend" (BackEnd, Emergency and named Backend), "resolver",
-	// "tunnel", "tunnel backend" (Backend and Emergency in a Tunnel), or
+	// "tunnel", "tunnel backend" (Backend and Emergency in a Tunnel),
+	// "cluster" (lbd's Cluster section), or
 	// "any" for the parser's own Include.
 	Section string
 	// Name is the canonical spelling. Alternate spellings registered as
@@ -46,6 +47,7 @@ func Directives() []Directive {
 	out = appendTable(out, "session", sessionTable, nil)
 	out = appendTable(out, "backend", beTable, backendUnsupported)
 	out = appendTable(out, "resolver", resolverTable, nil)
+	out = appendTable(out, "cluster", clusterTable, nil)
 	out = appendTable(out, "tunnel", tunnelTable, nil)
 	out = appendTable(out, "tunnel backend", tunnelBackendTable, nil)
 	sort.SliceStable(out, func(i, j int) bool {

@@ -143,6 +143,7 @@ func initGlobalTable() {
 	t.add("Tunnel", "s?", func(b *builder, _ *Config, n *parser.Node, u []unit) { b.tunnel(n, u) }).block()
 	t.add("Backend", "s", globalBackend).block()
 	t.add("Resolver", "", globalResolver).block()
+	t.add("Cluster", "", globalCluster).block()
 }
 
 // durationSetter builds a handler storing a duration argument.

@@ -376,5 +376,6 @@ func init() {
 	initSessionTable()
 	initBackendTable()
 	initResolverTable()
+	initClusterTable()
 	initTunnelTables()
 }

@@ -74,6 +74,8 @@ type Config struct {
 	Control *Control `json:"control,omitempty"`
 	// Resolver is nil without a Resolver section (DefaultResolver applies).
 	Resolver *Resolver `json:"resolver,omitempty"`
+	// Cluster is nil without a Cluster section: the instance runs alone.
+	Cluster *Cluster `json:"cluster,omitempty"`
 
 	Listeners     []*Listener `json:"listeners"`
 	Services      []*Service  `json:"services,omitempty"` // global services

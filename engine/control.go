@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"lbd/adminapi"
 	"lbd/backend"
 	"lbd/config"
+	"lbd/handoff"
 	"lbd/service"
 )
 
@@ -62,6 +64,14 @@ func entryAt(s *service.Service, i int) (service.Entry, error) {
 func (e *Engine) SetEnabled(ref adminapi.Ref, on bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.setEnabledLocked(ref, on); err != nil {
+		return err
+	}
+	e.changed(e.enabledChange(ref, on))
+	return nil
+}
+
+func (e *Engine) setEnabledLocked(ref adminapi.Ref, on bool) error {
 	if ref.Service < 0 {
 		if ref.Listener < 0 || ref.Listener >= len(e.servers) {
 			return fmt.Errorf("listener %d: %w", ref.Listener, adminapi.ErrNotFound)
@@ -98,29 +108,54 @@ func (e *Engine) SetEnabled(ref adminapi.Ref, on bool) error {
 func (e *Engine) SetLogLevel(listener int, level string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.setLogLevelLocked(listener, level); err != nil {
+		return err
+	}
+	e.changed(adminapi.Change{Kind: adminapi.ChangeLogLevel, Listener: e.g.listenerName(listener), Level: level})
+	return nil
+}
+
+func (e *Engine) setLogLevelLocked(listener int, level string) error {
+	cfg, err := withLogLevel(e.g.cfg, listener, level)
+	if err != nil {
+		return err
+	}
+	if err := e.reloadLocked(cfg); err != nil {
+		return err
+	}
+	ll := handoff.LogLevel{Level: level}
+	if listener >= 0 {
+		ll.Listener = bindKey(cfg.Listeners[listener])
+	}
+	e.runtime.levels = append(e.runtime.levels, ll)
+	return nil
+}
+
+// withLogLevel returns a copy of cfg with the log format set.
+func withLogLevel(base *config.Config, listener int, level string) (*config.Config, error) {
 	if level != "" {
 		if _, ok := formatByName[level]; !ok {
-			if _, named := e.g.cfg.LogFormats[level]; !named {
-				return fmt.Errorf("log format %q: %w", level, adminapi.ErrInvalid)
+			if _, named := base.LogFormats[level]; !named {
+				return nil, fmt.Errorf("log format %q: %w", level, adminapi.ErrInvalid)
 			}
 		}
 	}
-	cfg := *e.g.cfg
+	cfg := *base
 	cfg.Listeners = append([]*config.Listener(nil), cfg.Listeners...)
 	if listener < 0 {
 		if level == "" {
 			level = "null"
 		}
 		cfg.LogLevel = level
-	} else {
-		if listener >= len(cfg.Listeners) {
-			return fmt.Errorf("listener %d: %w", listener, adminapi.ErrNotFound)
-		}
-		l := *cfg.Listeners[listener]
-		l.LogLevel = level
-		cfg.Listeners[listener] = &l
+		return &cfg, nil
 	}
-	return e.reloadLocked(&cfg)
+	if listener >= len(cfg.Listeners) {
+		return nil, fmt.Errorf("listener %d: %w", listener, adminapi.ErrNotFound)
+	}
+	l := *cfg.Listeners[listener]
+	l.LogLevel = level
+	cfg.Listeners[listener] = &l
+	return &cfg, nil
 }
 
 // AddBackend adds a backend to a service at runtime, as zproxy's PUT
@@ -130,23 +165,51 @@ func (e *Engine) SetLogLevel(listener int, level string) error {
 func (e *Engine) AddBackend(ref adminapi.Ref, spec adminapi.BackendSpec) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if ref.Listener < 0 || ref.Listener >= len(e.g.cfg.Listeners) {
-		return fmt.Errorf("listener %d: %w", ref.Listener, adminapi.ErrNotFound)
+	c := e.addedChange(ref, spec) // named in the graph ref indexes, before the reload replaces it
+	if err := e.addBackendLocked(ref, spec); err != nil {
+		return err
 	}
-	cfg := *e.g.cfg
+	e.changed(c)
+	return nil
+}
+
+func (e *Engine) addBackendLocked(ref adminapi.Ref, spec adminapi.BackendSpec) error {
+	cfg, err := withBackend(e.g.cfg, ref, spec)
+	if err != nil {
+		return err
+	}
+	if err := e.reloadLocked(cfg); err != nil {
+		return err
+	}
+	svc := cfg.Listeners[ref.Listener].Services[ref.Service]
+	e.runtime.added = append(e.runtime.added, handoff.AddedBackend{
+		Service: serviceKey("l"+strconv.Itoa(ref.Listener), ref.Service, svc.Name),
+		Address: spec.Address, Port: spec.Port, HTTPS: spec.HTTPS,
+		Weight: spec.Weight, Priority: spec.Priority, ConnLimit: spec.ConnLimit,
+	})
+	return nil
+}
+
+// withBackend returns a copy of cfg with a backend appended to a
+// service of a listener.
+func withBackend(base *config.Config, ref adminapi.Ref, spec adminapi.BackendSpec) (*config.Config, error) {
+	if ref.Listener < 0 || ref.Listener >= len(base.Listeners) {
+		return nil, fmt.Errorf("listener %d: %w", ref.Listener, adminapi.ErrNotFound)
+	}
+	cfg := *base
 	cfg.Listeners = append([]*config.Listener(nil), cfg.Listeners...)
 	l := *cfg.Listeners[ref.Listener]
 	if ref.Service < 0 || ref.Service >= len(l.Services) {
-		return fmt.Errorf("service %d: %w", ref.Service, adminapi.ErrNotFound)
+		return nil, fmt.Errorf("service %d: %w", ref.Service, adminapi.ErrNotFound)
 	}
 	l.Services = append([]*config.Service(nil), l.Services...)
 	s := *l.Services[ref.Service]
 	if net.ParseIP(spec.Address) == nil || spec.Port <= 0 || spec.Port > 65535 {
-		return fmt.Errorf("address %s port %d: %w", spec.Address, spec.Port, adminapi.ErrInvalid)
+		return nil, fmt.Errorf("address %s port %d: %w", spec.Address, spec.Port, adminapi.ErrInvalid)
 	}
 	for _, b := range s.Backends {
 		if b.Address == spec.Address && b.Port == spec.Port {
-			return fmt.Errorf("backend %s-%d exists: %w", spec.Address, spec.Port, adminapi.ErrConflict)
+			return nil, fmt.Errorf("backend %s-%d exists: %w", spec.Address, spec.Port, adminapi.ErrConflict)
 		}
 	}
 	nb := &config.Backend{
@@ -157,7 +220,72 @@ func (e *Engine) AddBackend(ref adminapi.Ref, spec adminapi.BackendSpec) error {
 	s.Backends = append(append([]*config.Backend(nil), s.Backends...), nb)
 	l.Services[ref.Service] = &s
 	cfg.Listeners[ref.Listener] = &l
-	return e.reloadLocked(&cfg)
+	return &cfg, nil
+}
+
+// ApplyRuntime makes the control API changes a handed-over state
+// journals (backends added, log formats set) to a configuration loaded
+// from the file, as the previous process had made them to its own. A
+// change whose listener or service the file no longer has is skipped
+// and reported.
+func ApplyRuntime(cfg *config.Config, st *handoff.State) (*config.Config, []string) {
+	var skipped []string
+	for _, a := range st.Added {
+		ref, ok := listenerServiceRef(cfg, a.Service)
+		if !ok {
+			skipped = append(skipped, fmt.Sprintf("backend %s:%d added to %s: no such service", a.Address, a.Port, a.Service))
+			continue
+		}
+		next, err := withBackend(cfg, ref, adminapi.BackendSpec{Address: a.Address, Port: a.Port, HTTPS: a.HTTPS,
+			Weight: a.Weight, Priority: a.Priority, ConnLimit: a.ConnLimit})
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("backend %s:%d added to %s: %v", a.Address, a.Port, a.Service, err))
+			continue
+		}
+		cfg = next
+	}
+	for _, ll := range st.LogLevels {
+		li := -1
+		if ll.Listener != "" {
+			if li = listenerByKey(cfg, ll.Listener); li < 0 {
+				skipped = append(skipped, fmt.Sprintf("log level %q of listener %s: no such listener", ll.Level, ll.Listener))
+				continue
+			}
+		}
+		next, err := withLogLevel(cfg, li, ll.Level)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("log level %q: %v", ll.Level, err))
+			continue
+		}
+		cfg = next
+	}
+	return cfg, skipped
+}
+
+// listenerServiceRef finds a listener's service by its identity.
+func listenerServiceRef(cfg *config.Config, key string) (adminapi.Ref, bool) {
+	scope, idx, name, ok := parseServiceKey(key)
+	if !ok || !strings.HasPrefix(scope, "l") {
+		return adminapi.Ref{}, false
+	}
+	li, err := strconv.Atoi(scope[1:])
+	if err != nil || li < 0 || li >= len(cfg.Listeners) {
+		return adminapi.Ref{}, false
+	}
+	svcs := cfg.Listeners[li].Services
+	if idx >= len(svcs) || svcs[idx].Name != name {
+		return adminapi.Ref{}, false
+	}
+	return adminapi.Ref{Listener: li, Service: idx, Backend: -1}, true
+}
+
+func listenerByKey(cfg *config.Config, key string) int {
+	for i, l := range cfg.Listeners {
+		if bindKey(l) == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // Reload re-reads the configuration file through Options.Load.

@@ -212,6 +212,20 @@ func (d *dynamic) setEnabled(key string, on bool) bool {
 	return true
 }
 
+// disabledKeys lists the matrices an operator disabled, sorted.
+func (d *dynamic) disabledKeys() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for k, m := range d.matrices {
+		if m.disabled {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // view is what the builder and the control API need of one matrix.
 type matrixView struct {
 	children []child

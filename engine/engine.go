@@ -17,8 +17,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/adminapi"
 	"lbd/backend"
 	"lbd/config"
+	"lbd/handoff"
 	"lbd/proxy"
 )
 
@@ -32,6 +34,16 @@ type Options struct {
 	// DNSRewrite maps a name server's address before dynamic backends
 	// query it (resolver.FakeDNS); nil = none.
 	DNSRewrite func(network string, server netip.AddrPort) netip.AddrPort
+	// Inherit holds the sockets passed to the process (systemd socket
+	// activation, binary upgrade); listeners take theirs from it before
+	// binding. nil = none.
+	Inherit *Inherited
+	// Restore is the runtime state of the lbd this one replaces, applied
+	// before the first connection is accepted. nil = none.
+	Restore *handoff.State
+	// Cluster, when set, is told of every control change and reload
+	// (see ApplyChange for the way back); nil without a Cluster section.
+	Cluster adminapi.Cluster
 }
 
 // Engine runs one configuration at a time.
@@ -48,13 +60,18 @@ type Engine struct {
 	control http.Handler // Pound API for Control backends in services
 	dash    http.Handler // the dashboard for Dashboard backends
 	dyn     *dynamic     // DNS state of the dynamic backends
+	// runtime journals what the control API changed in the running
+	// configuration since the file was read, for a binary upgrade.
+	runtime runtimeJournal
 }
 
 // server is one bound listening socket and its proxy server.
 type server struct {
-	key string // bind identity, kept across reloads when unchanged
-	ln  net.Listener
-	srv *proxy.Server
+	key  string // bind identity, kept across reloads when unchanged
+	name string // the listener's name
+	ln   net.Listener
+	raw  net.Listener // the socket under ln (ln wraps it for TLS)
+	srv  *proxy.Server
 }
 
 // New builds the runtime graph for cfg; nothing is bound yet.
@@ -81,15 +98,18 @@ func (e *Engine) Start() error {
 	e.cancel = cancel
 	e.started = time.Now()
 	for i, l := range e.g.cfg.Listeners {
-		ln, err := bind(l, e.opts.Log)
+		ln, raw, err := bind(l, e.opts.Inherit, e.opts.Log)
 		if err != nil {
 			e.closeAll()
 			return fmt.Errorf("%s: listener %d: %w", l.Pos, i, err)
 		}
-		s := &server{key: bindKey(l), ln: ln, srv: proxy.NewServer(e.g.listeners[i])}
+		s := &server{key: bindKey(l), name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(e.g.listeners[i])}
 		e.servers = append(e.servers, s)
 	}
 	configureTLS(e.servers, e.g.cfg, e.opts.Log)
+	if e.opts.Restore != nil {
+		e.restoreLocked(e.opts.Restore)
+	}
 	for _, s := range e.servers {
 		e.serve(s)
 	}
@@ -107,6 +127,9 @@ func (e *Engine) Start() error {
 	go e.sweepSessions(ctx)
 	go e.dynamicRebuilds(ctx)
 	e.syncDynamic(e.g)
+	if e.opts.Restore != nil {
+		e.restoreMatrices(e.opts.Restore.DisabledMatrices)
+	}
 	e.dyn.start(ctx)
 	return nil
 }

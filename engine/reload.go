@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"lbd/adminapi"
 	"lbd/config"
 	"lbd/proxy"
 )
@@ -15,7 +16,13 @@ import (
 func (e *Engine) Apply(cfg *config.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.reloadLocked(cfg)
+	if err := e.reloadLocked(cfg); err != nil {
+		return err
+	}
+	// The file is in force again: what the control API had changed is
+	// gone, and a binary upgrade must not bring it back.
+	e.runtime = runtimeJournal{}
+	return nil
 }
 
 func (e *Engine) reloadLocked(cfg *config.Config) error {
@@ -33,11 +40,12 @@ func (e *Engine) reloadLocked(cfg *config.Config) error {
 	for i, l := range cfg.Listeners {
 		key := bindKey(l)
 		if s, ok := old[key]; ok {
+			s.name = l.Name
 			next[i] = s
 			delete(old, key)
 			continue
 		}
-		ln, err := bind(l, e.opts.Log)
+		ln, raw, err := bind(l, e.opts.Inherit, e.opts.Log)
 		if err != nil {
 			for _, s := range fresh {
 				s.ln.Close()
@@ -47,7 +55,7 @@ func (e *Engine) reloadLocked(cfg *config.Config) error {
 			}
 			return err
 		}
-		s := &server{key: key, ln: ln, srv: proxy.NewServer(g.listeners[i])}
+		s := &server{key: key, name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(g.listeners[i])}
 		next[i], fresh = s, append(fresh, s)
 	}
 	configureTLS(next, cfg, e.opts.Log)
@@ -74,6 +82,7 @@ func (e *Engine) reloadLocked(cfg *config.Config) error {
 	if e.cancel != nil {
 		e.syncDynamic(g)
 	}
+	e.changed(adminapi.Change{Kind: adminapi.ChangeReloaded})
 	return nil
 }
 

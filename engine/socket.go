@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"lbd/config"
+	"lbd/listener"
 )
 
 // bindKey identifies a listening socket: a reload keeps the socket of a
@@ -29,12 +30,25 @@ func listenAddress(l *config.Listener) string {
 	return net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 }
 
-// bind opens the listener's socket: TCP on Address:Port, a UNIX socket
-// when Address is a path, or a socket received over SocketFrom.
-func bind(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
-	if l.HTTPS {
-		return bindTLS(l, log)
+// bind opens the listener's socket: the one inherited for it (systemd,
+// or the lbd this one replaced), else TCP on Address:Port, a UNIX socket
+// when Address is a path, or a socket received over SocketFrom. raw is
+// the socket itself, ln what the proxy accepts on (a TLS wrapper for
+// ListenHTTPS).
+func bind(l *config.Listener, inh *Inherited, log *logrus.Logger) (ln, raw net.Listener, err error) {
+	raw = inh.take(l)
+	if raw != nil {
+		log.Debugf("%s: using the inherited socket %s", l.Pos, raw.Addr())
+	} else if raw, err = bindRaw(l, log); err != nil {
+		return nil, nil, err
 	}
+	if l.HTTPS {
+		return listener.NewTLS(raw, log), raw, nil
+	}
+	return raw, raw, nil
+}
+
+func bindRaw(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
 	if l.SocketFrom != "" {
 		ln, err := socketFrom(l.SocketFrom)
 		if err == nil {

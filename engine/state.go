@@ -65,6 +65,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 			Workers: workers(int(e.active()), g.cfg),
 		},
 		LogLevel: g.cfg.LogLevel,
+		Cluster:  e.clusterStatus(),
 	}
 	if g.cfg.Control != nil {
 		st.ControlSocket = g.cfg.Control.Socket

@@ -21,18 +21,6 @@ import (
 // listener (handshakes, SNI, HTTP/2), configured from each loaded
 // configuration, and HTTPS backends dial through backend.TLSDial.
 
-// bindTLS opens a ListenHTTPS socket as bind does for ListenHTTP and
-// wraps it; it accepts once configureTLS has given it its settings.
-func bindTLS(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
-	plain := *l
-	plain.HTTPS = false
-	ln, err := bind(&plain, log)
-	if err != nil {
-		return nil, err
-	}
-	return listener.NewTLS(ln, log), nil
-}
-
 // configureTLS hands every TLS socket its listener's settings from cfg
 // (servers[i] serves cfg.Listeners[i]), at start and on every reload,
 // so certificates, ciphers and client verification follow the file. A

@@ -8,8 +8,8 @@
 // application (so tests can run it in-process), and each noun lives in its
 // own file with the verbs that act on it: list.go (the object listing),
 // state.go (enable, disable), session.go, backend.go, log.go, core.go
-// (core, version), config.go (reload), metrics.go, route.go (the routing
-// explainer) and dashboard.go. conn.go finds the
+// (core, version), config.go (reload), upgrade.go, metrics.go, route.go
+// (the routing explainer), dashboard.go and cluster.go. conn.go finds the
 // socket and the dialect, ctlconf.go reads poundctl's ~/.poundctl, tls.go
 // turns it and -k, -C, -K into the TLS settings of an https:// URL, and
 // output.go and template.go print replies.
@@ -139,7 +139,7 @@ func New(prog string, env Env) *cli.App {
 			r.listCommand(), r.coreCommand(), r.enableCommand(), r.disableCommand(),
 			r.addCommand(), r.deleteCommand(), r.logCommand(), r.reloadCommand(),
 			r.backendCommand(), r.sessionCommand(), r.metricsCommand(), r.versionCommand(),
-			r.routeCommand(), r.dashboardCommand(),
+			r.upgradeCommand(), r.routeCommand(), r.dashboardCommand(), r.clusterCommand(),
 		},
 	}
 	for _, c := range app.Commands {

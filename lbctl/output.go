@@ -149,7 +149,13 @@ func (r *runner) printObject(cn *conn, o *object, reply []byte) error {
 	if err := writeTable(r.env.Stdout, o.rows()); err != nil {
 		return err
 	}
-	return writeLimits(r.env.Stdout, o)
+	if err := writeLimits(r.env.Stdout, o); err != nil {
+		return err
+	}
+	if o.doc != nil {
+		listCluster(r.env.Stdout, cn)
+	}
+	return nil
 }
 
 // templateData is what templates see: Pound's reply verbatim (every member

@@ -23,6 +23,7 @@ const (
 	scopeControl // block form of the top-level Control
 	scopeList    // ACL, TrustedIP, CombineHeaders: one value per line
 	scopeText    // ConfigText: verbatim body, then End
+	scopeCluster // lbd's top-level Cluster block
 )
 
 // blockScopes maps the lower-cased keywords that always open a block to
@@ -83,6 +84,9 @@ func opensBlock(in scope, kw string, args []Arg) (scope, bool) {
 		// Control "path" is a line; at top level a bare Control opens the
 		// Socket/Mode/ChangeOwner block; inside a Service it is a backend.
 		return scopeControl, in == scopeTop && len(args) == 0
+	case "cluster":
+		// lbd's Cluster section, at top level only.
+		return scopeCluster, in == scopeTop && len(args) == 0
 	case "not":
 		// Not applies to the statement after it (after any further Nots),
 		// which decides: "Not Match OR" and "Not ACL" open blocks.

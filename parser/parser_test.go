@@ -58,6 +58,9 @@ func TestParseTree(t *testing.T) {
 			src: "CombineHeaders\n \"Accept\"\n Allow\nEnd\nLua\n LoadModule \"m\"\nEnd\nResolver\n ConfigText\n  nameserver 1.1.1.1\n end\n" +
 				" CNAMEChain 2\nEnd\nTunnel\n Backend\n End\nEnd\n",
 			want: `CombineHeaders { ="Accept"; =Allow }; Lua { LoadModule "m" }; Resolver { ConfigText "  nameserver 1.1.1.1\n" { }; CNAMEChain 2 }; Tunnel { Backend { } }`},
+		{name: "Cluster: a block at top level only",
+			src:  "Cluster\n Redis \"127.0.0.1:6379\"\n ShareSessions all\nEnd\nService\n Cluster\nEnd\n",
+			want: `Cluster { Redis "127.0.0.1:6379"; ShareSessions all }; Service { Cluster }`},
 		{name: "unknown keywords are plain lines",
 			src:  "FooBar 10\nListenHTTP\n Name env\n WafRules \"w\"\n 127.0.0.1 x\nEnd\n",
 			want: `FooBar 10; ListenHTTP { Name env; WafRules "w"; 127.0.0.1 x }`},

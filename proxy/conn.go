@@ -113,7 +113,7 @@ func (c *conn) serve() {
 	for {
 		st := c.srv.state.Load()
 		c.idle.Store(c.r == c.w)
-		if c.srv.closing.Load() && c.r == c.w {
+		if c.srv.closing.Load() && c.r == c.w && !c.srv.handover.Load() {
 			return
 		}
 		err := c.readHead(st)

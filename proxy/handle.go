@@ -66,7 +66,11 @@ func (c *conn) handle(st *Listener) bool {
 	}
 	ok := c.forward(st, svc)
 	c.logRequest(st)
-	return ok && !c.ex.closeCl && req.KeepAlive && !c.srv.closing.Load() && !c.noHTTPS11()
+	// At a hand-over the connection stays if the response said so,
+	// whenever the drain began: closing it now would reset a client
+	// that was promised keep-alive and may be sending its next request.
+	stopping := c.srv.closing.Load() && !c.srv.handover.Load()
+	return ok && !c.ex.closeCl && req.KeepAlive && !stopping && !c.noHTTPS11()
 }
 
 // checkRequest applies the listener's request rules (xHTTP, CheckURL,

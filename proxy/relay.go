@@ -27,7 +27,9 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 		return c.upgrade(st, bc, rb[headRoom:headRoom+n])
 	}
 	kind := resp.BodyKind(isHEAD)
-	keep := c.req.KeepAlive && kind != http1.BodyUntilClose
+	// A server that stops (Grace, a binary upgrade) closes after this
+	// response, and says so in it.
+	keep := c.req.KeepAlive && kind != http1.BodyUntilClose && !c.srv.closing.Load()
 	if st.Dialect == config.DialectZproxy && !resp.KeepAlive {
 		// zproxy ends the client connection with the backend's.
 		keep = false

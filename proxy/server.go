@@ -95,10 +95,16 @@ type Server struct {
 	state   atomic.Pointer[Listener]
 	enabled atomic.Bool
 
-	mu      sync.Mutex // guards conns and ln; never taken per request
+	mu      sync.Mutex // guards conns, ln and loop; never taken per request
 	conns   map[*conn]struct{}
 	ln      net.Listener
+	loop    chan struct{} // closed when Serve returns
 	closing atomic.Bool
+	// handover: closing for a binary upgrade. Idle keep-alive
+	// connections then wait for their next request (answered with
+	// "Connection: close") instead of being closed under a client that
+	// may be sending it.
+	handover atomic.Bool
 
 	Active atomic.Int64 // open client connections
 	// generated counts the 3xx, 4xx and 5xx replies lbd wrote itself
@@ -151,7 +157,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		return ErrServerClosed
 	}
 	s.ln = ln
+	loop := make(chan struct{})
+	s.loop = loop
 	s.mu.Unlock()
+	defer close(loop)
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -203,7 +212,10 @@ func (s *Server) track(c *conn, add bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if add {
-		if s.closing.Load() {
+		// A connection accepted as a hand-over begins is served (with
+		// "Connection: close"): closing it would reset a client that
+		// has sent its request already.
+		if s.closing.Load() && !s.handover.Load() {
 			return false
 		}
 		s.conns[c] = struct{}{}
@@ -233,6 +245,51 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// Drain is Shutdown for a binary upgrade, where another process now
+// accepts on the same socket: it stops accepting and lets every
+// connection end on its own terms, each after one more response at most
+// ("Connection: close"), or when its Client timeout ends it, until ctx
+// ends; then it closes everything. A keep-alive client is never closed
+// while it may be sending a request.
+func (s *Server) Drain(ctx context.Context) error {
+	s.BeginDrain()
+	// The accept loop may hold a connection it accepted as the socket
+	// closed: once the loop has ended, every connection is counted.
+	s.mu.Lock()
+	loop := s.loop
+	s.mu.Unlock()
+	if loop != nil {
+		select {
+		case <-loop:
+		case <-ctx.Done():
+		}
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			s.Close()
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// BeginDrain is the start of Drain: the socket is no longer accepted on
+// and every response from now on says "Connection: close". It may be
+// called before Drain, which calls it again.
+func (s *Server) BeginDrain() {
+	s.handover.Store(true)
+	s.stopAccepting()
 }
 
 // Close stops accepting and closes every connection at once.

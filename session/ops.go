@@ -15,6 +15,9 @@ func (t *Table[V]) Delete(key string) bool {
 	e := s.m[key]
 	if e != nil {
 		s.remove(e)
+		if o := t.obs.Load(); o != nil {
+			o.o.Deleted(key)
+		}
 	}
 	return e != nil
 }
@@ -22,7 +25,11 @@ func (t *Table[V]) Delete(key string) bool {
 // DeleteValue removes every session pinned to v (a backend removed by a
 // reload or by the control API) and returns how many there were.
 func (t *Table[V]) DeleteValue(v V) int {
-	return t.Remap(func(old V) (V, bool) { return old, old != v })
+	n := t.Remap(func(old V) (V, bool) { return old, old != v })
+	if o := t.obs.Load(); o != nil {
+		o.o.DeletedValue(v)
+	}
+	return n
 }
 
 // Remap replaces each session's value by f(value), dropping the sessions
@@ -60,6 +67,9 @@ func (t *Table[V]) Flush() {
 		s.m = make(map[string]*entry[V])
 		s.head, s.tail = nil, nil
 		s.mu.Unlock()
+	}
+	if o := t.obs.Load(); o != nil {
+		o.o.Flushed()
 	}
 }
 

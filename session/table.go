@@ -51,6 +51,10 @@ type Table[V comparable] struct {
 	clock  func() time.Time
 	base   time.Time     // stamps are nanoseconds since base (monotonic with time.Now)
 	seq    atomic.Uint64 // numbers sessions in order of creation
+	// obs is told of the changes made on purpose (see Observe); nil for
+	// a table no cluster shares, which then pays one atomic load per
+	// write and nothing per hit.
+	obs atomic.Pointer[observed[V]]
 }
 
 type entry[V comparable] struct {
@@ -62,6 +66,12 @@ type entry[V comparable] struct {
 	next     *entry[V]
 	static   bool
 	seq      uint64 // creation order, which breaks ties in Each's order
+	// ver orders changes to the session across a cluster (see Observe);
+	// 0 in a table nobody observes. Write lock only.
+	ver uint64
+	// shared is the last use a cluster already knows of: published by
+	// this table's observer or learned from a peer (see CollectUsed).
+	shared atomic.Int64
 }
 
 type shard[V comparable] struct {
@@ -187,19 +197,27 @@ func (t *Table[V]) put(key []byte, v V, used int64, static bool, now int64) {
 	s := t.shardOf(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.m[string(key)]; e != nil {
+	e := s.m[string(key)]
+	if e != nil {
 		e.value, e.static = v, static
 		e.lastUsed.Store(used)
-		return
+	} else {
+		e = t.insert(s, string(key), v, used, static, now)
 	}
-	// Evict before inserting so the new session is never the victim.
+	t.told(e)
+}
+
+// insert adds a new entry, evicting first if the shard is full so that
+// the new session is never the victim. Write lock held.
+func (t *Table[V]) insert(s *shard[V], key string, v V, used int64, static bool, now int64) *entry[V] {
 	if len(s.m) >= s.max {
 		t.evict(s, now)
 	}
-	e := &entry[V]{key: string(key), value: v, static: static, listedAt: now, seq: t.seq.Add(1)}
+	e := &entry[V]{key: key, value: v, static: static, listedAt: now, seq: t.seq.Add(1)}
 	e.lastUsed.Store(used)
 	s.m[e.key] = e
 	s.pushBack(e)
+	return e
 }
 
 // Move re-points an existing live session to v with the given last use
@@ -218,6 +236,7 @@ func (t *Table[V]) Move(key string, v V, lastUsed time.Time) bool {
 	if !e.static {
 		e.lastUsed.Store(t.stamp(lastUsed))
 	}
+	t.told(e)
 	return true
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/user"
@@ -17,7 +19,11 @@ import (
 
 // control is the running control sockets: the Pound 4 dialect on the
 // config's Control socket and the zproxy dialect on -C.
-type control struct{ servers []*adminapi.Server }
+type control struct {
+	servers []*adminapi.Server
+	lns     map[string]net.Listener // by socket path
+	inh     *engine.Inherited
+}
 
 // Close stops the control servers and removes their sockets.
 func (c *control) Close() {
@@ -26,8 +32,21 @@ func (c *control) Close() {
 	}
 }
 
-func startControl(o *options, cfg *config.Config, eng *engine.Engine, log *logrus.Logger) (*control, error) {
-	c := &control{}
+// HandOver stops the control servers for the process that took their
+// sockets over, leaving the socket files in place.
+func (c *control) HandOver(ctx context.Context) {
+	for _, s := range c.servers {
+		if err := s.HandOver(ctx); err != nil {
+			s.Close()
+		}
+	}
+}
+
+// sockets returns the listening control sockets by path.
+func (c *control) sockets() map[string]net.Listener { return c.lns }
+
+func startControl(o *options, cfg *config.Config, eng adminapi.Controller, inh *engine.Inherited, log *logrus.Logger) (*control, error) {
+	c := &control{lns: map[string]net.Listener{}, inh: inh}
 	// zproxy serves its own API on the Control socket; when -C names the
 	// same path there is one socket, in zproxy's dialect.
 	same := cfg.Control != nil && o.control != "" && samePath(cfg.Control.Socket, o.control)
@@ -52,10 +71,24 @@ func startControl(o *options, cfg *config.Config, eng *engine.Engine, log *logru
 
 func (c *control) serve(ctl *config.Control, h adminapiHandler, cfg *config.Config, log *logrus.Logger) error {
 	mode := os.FileMode(ctl.Mode)
-	ln, err := adminapi.Listen(ctl.Socket, mode)
-	if err != nil {
-		return fmt.Errorf("control socket %s: %w", ctl.Socket, err)
+	ln := c.inh.TakeControl(ctl.Socket)
+	if ln == nil {
+		var err error
+		if ln, err = adminapi.Listen(ctl.Socket, mode); err != nil {
+			return fmt.Errorf("control socket %s: %w", ctl.Socket, err)
+		}
+	} else {
+		// Handed over by the lbd this one replaces; the mode follows
+		// the configuration as if the socket were new.
+		if mode == 0 {
+			mode = 0o600
+		}
+		if err := os.Chmod(ctl.Socket, mode.Perm()); err != nil {
+			ln.Close()
+			return fmt.Errorf("control socket %s: %w", ctl.Socket, err)
+		}
 	}
+	c.lns[ctl.Socket] = ln
 	if ctl.ChangeOwner {
 		if err := chownToConfig(ctl.Socket, cfg); err != nil {
 			ln.Close()

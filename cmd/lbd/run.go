@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/syslog"
@@ -12,13 +11,11 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"lbd/config"
 	"lbd/engine"
-	"lbd/resolver"
 	"lbd/rules"
 )
 
@@ -173,55 +170,33 @@ func daemonize(o *options) int {
 
 // serve runs the engine until a signal ends it: SIGHUP and SIGINT stop
 // gracefully within Grace, SIGTERM and SIGQUIT at once (Pound); SIGUSR1
-// reloads the configuration (zproxy).
+// reloads the configuration (zproxy); SIGUSR2 upgrades the binary.
 func serve(o *options, cfg *config.Config) int {
 	log, access := setupLogging(o, cfg)
-	prefix := ""
-	if access == os.Stdout {
-		prefix = o.prog + ": "
+	d := &daemon{o: o, log: log, notify: notifier{log: log}, handover: make(chan struct{}, 1)}
+	inh := engine.NewInherited()
+	pred, err := inheritFromPredecessor(inh)
+	if err == nil {
+		err = systemdSockets(inh)
 	}
-	engine.Version = apiVersion(o.prog)
-	eng, err := engine.New(cfg, engine.Options{
-		Log: log, AccessOut: access, Prefix: prefix,
-		Load: func() (*config.Config, error) {
-			c, _, err := config.Load(o.configFile, loadOptions(o))
-			return c, err
-		},
-		// Pound's test suite reaches its DNS server through an
-		// LD_PRELOAD library, which a Go binary bypasses: lbd honours
-		// the same variables instead.
-		DNSRewrite: resolver.FakeDNS(os.Getenv),
-	})
 	if err != nil {
 		log.Errorf("%v", err)
+		pred.answer(err)
 		return exitErr
 	}
-	log.Info("starting...")
-	started := watchStartup(log)
-	err = eng.Start()
-	close(started)
-	if err != nil {
+	if err := d.start(cfg, access, inh, pred); err != nil {
 		log.Errorf("%v", err)
+		pred.answer(err)
+		d.notify.stopping("start failed: " + err.Error())
 		return exitErr
 	}
-	ctl, err := startControl(o, cfg, eng, log)
-	if err != nil {
-		log.Errorf("%v", err)
-		eng.Close()
-		return exitErr
-	}
-	pid := pidPath(o, cfg)
-	if pid != "" {
-		if err := os.WriteFile(pid, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o600); err != nil {
-			log.Warnf("can't write PID file %s: %v", pid, err)
-		}
-		defer os.Remove(pid)
-	}
-	defer ctl.Close()
+	defer d.closeCluster()
+	defer d.removePIDFile()
+	defer d.ctl.Close()
 	if stop := startProfile(log); stop != nil {
 		defer stop()
 	}
-	return waitSignals(o, eng, log)
+	return d.run(pred)
 }
 
 func pidPath(o *options, cfg *config.Config) string {
@@ -248,7 +223,7 @@ func pidPath(o *options, cfg *config.Config) string {
 var signals = make(chan os.Signal, 8)
 
 func catchSignals() {
-	signal.Notify(signals, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1)
+	signal.Notify(signals, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 	signal.Ignore(syscall.SIGPIPE)
 }
 
@@ -275,44 +250,14 @@ func watchStartup(log *logrus.Logger) chan struct{} {
 					log.Info("reload requested before start: the configuration was just loaded")
 					continue
 				}
+				if s == syscall.SIGUSR2 {
+					log.Warn("binary upgrade requested before start: ignored")
+					continue
+				}
 				log.Info("shutting down...")
 				os.Exit(exitOK)
 			}
 		}
 	}()
 	return started
-}
-
-func waitSignals(o *options, eng *engine.Engine, log *logrus.Logger) int {
-	for s := range signals {
-		switch s {
-		case syscall.SIGUSR1:
-			if err := reload(o, eng); err != nil {
-				log.Errorf("reload failed, keeping the running configuration: %v", err)
-			} else {
-				log.Info("configuration reloaded")
-			}
-		case syscall.SIGHUP, syscall.SIGINT:
-			log.Info("shutting down...")
-			grace := time.Duration(eng.Config().Grace)
-			ctx, cancel := context.WithTimeout(context.Background(), grace)
-			eng.Shutdown(ctx)
-			cancel()
-			return exitOK
-		default:
-			log.Info("shutting down...")
-			eng.Close()
-			return exitOK
-		}
-	}
-	return exitOK
-}
-
-// reload re-reads the configuration file; on error nothing changes.
-func reload(o *options, eng *engine.Engine) error {
-	cfg, _, err := config.Load(o.configFile, loadOptions(o))
-	if err != nil {
-		return err
-	}
-	return eng.Apply(cfg)
 }
