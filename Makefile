@@ -6,33 +6,48 @@ MANDIR   ?= $(PREFIX)/share/man
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.Version=$(VERSION)
 BIN      := bin
+# Pound 4's Lua extensions link Lua 5.4 (Debian: liblua5.4-dev) through
+# cgo: lbd is built with the "lua" tag when pkg-config finds it, and
+# without Lua (every Lua statement a configuration error) otherwise.
+LUA_TAG  := $(shell pkg-config --exists lua5.4 2>/dev/null && echo lua)
+GOTAGS   ?= $(LUA_TAG)
+TAGS     := $(if $(GOTAGS),-tags '$(GOTAGS)')
 
-.PHONY: all build test unit functional vet lint fuzz bench run install man clean deb units deb-check
+.PHONY: all build test lua-required unit functional vet lint fuzz bench run install man clean deb units deb-check
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lbd ./cmd/lbd
+	$(GO) build $(TAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lbd ./cmd/lbd
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lbctl ./cmd/lbctl
 	$(GO) build -trimpath -o $(BIN)/demo-backend ./demo/backend
 
 # Unit tests (fuzz seed corpora run as ordinary tests), functional tests
-# against the real binary, and vet.
-test: vet unit functional
+# against the real binary, and vet. The Lua tests are part of it: without
+# Lua 5.4 make test fails rather than skip them.
+test: lua-required vet unit functional
 
+lua-required:
+	@if [ "$(GOTAGS)" != lua ]; then \
+		echo "make test: Lua 5.4 is required (Debian: apt-get install liblua5.4-dev; pkg-config lua5.4 found nothing)" >&2; \
+		exit 1; fi
+
+# vet checks both builds: with Lua and without.
 vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
 	$(GO) vet ./...
+	$(if $(TAGS),$(GO) vet $(TAGS) ./...)
 
 # staticcheck (fetched through the Go module proxy on first use).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: vet
 	$(GO) run $(STATICCHECK) ./...
+	$(if $(TAGS),$(GO) run $(STATICCHECK) $(TAGS) ./...)
 
 unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /functional-tests)
+	$(GO) test $(TAGS) -count=1 $$($(GO) list ./... | grep -v /functional-tests)
 
 # The functional tests drive lbd with curl, openssl and h2load, write
 # password files with htpasswd (Debian: curl openssl nghttp2-client
@@ -50,21 +65,21 @@ $(TOOLS)/h2spec:
 functional: build $(TOOLS)/h2spec
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
 		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts \
-		$(GO) test -count=1 -timeout 10m ./functional-tests/...
+		$(GO) test $(TAGS) -count=1 -timeout 10m ./functional-tests/...
 
 # Short coverage-guided fuzzing of every parser (FUZZTIME each).
 FUZZTIME ?= 20s
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/{n[c++]=$$1} /^ok/{for(i=0;i<c;i++) print $$2":"n[i]; c=0}'); do \
+	@for t in $$($(GO) test $(TAGS) -list '^Fuzz' ./... | awk '/^Fuzz/{n[c++]=$$1} /^ok/{for(i=0;i<c;i++) print $$2":"n[i]; c=0}'); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "== $$pkg $$fn"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		$(GO) test $(TAGS) -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
 
 # Micro-benchmarks, the side-by-side proxy comparisons (HTTP/1.1 and TLS)
 # and the idle-connection memory meter; bench/RESULTS.md records them.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem -count 1 ./...
 	bench/peers.sh
 	bench/tls.sh
 	$(GO) run ./bench/idleconns -lbd $(BIN)/lbd -n 10000
@@ -102,7 +117,7 @@ DEB_STAGE   := bin/deb# named in packaging/deb/nfpm.yaml
 
 deb:
 	rm -rf $(DEB_STAGE) && mkdir -p $(DEB_STAGE) dist
-	$(GO) build -buildmode=pie -trimpath -ldflags '$(LDFLAGS)' -o $(DEB_STAGE)/lbd ./cmd/lbd
+	$(GO) build $(TAGS) -buildmode=pie -trimpath -ldflags '$(LDFLAGS)' -o $(DEB_STAGE)/lbd ./cmd/lbd
 	$(GO) build -buildmode=pie -trimpath -ldflags '$(LDFLAGS)' -o $(DEB_STAGE)/lbctl ./cmd/lbctl
 	for m in lbd.8 lbctl.8 lbd.cfg.5; do gzip -9n < man/$$m > $(DEB_STAGE)/$$m.gz; done
 	printf 'lbd (%s) unstable; urgency=medium\n\n  * Built from commit %s.\n\n -- lbd developers <lbd@example.org>  %s\n' \

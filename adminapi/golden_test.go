@@ -143,6 +143,7 @@ func filesListener() Listener {
 		special("static", Backend{Kind: KindFile}),
 		special("options", Backend{Kind: KindSuccess}),
 		special("gone", Backend{Kind: KindError, ErrorStatus: 410}),
+		special("scripted", Backend{Kind: KindLua, LuaFunction: "auth.deny"}),
 	}}
 }
 

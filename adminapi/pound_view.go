@@ -389,6 +389,8 @@ func poundBackend(b *Backend, stats bool) jobject {
 		o = o.add("code", b.RedirectCode).add("has_uri", b.HasURI).add("url", b.RedirectURL)
 	case KindError:
 		o = o.add("status", b.ErrorStatus).add("text", strOrNull(b.ErrorText))
+	case KindLua:
+		o = o.add("function", b.LuaFunction)
 	}
 	if stats && b.kind() != KindMatrix {
 		o = o.add("stats", poundStats(b))

@@ -152,6 +152,7 @@ const (
 	KindDashboard BackendKind = "dashboard"
 	KindACME      BackendKind = "acme"
 	KindSuccess   BackendKind = "success"
+	KindLua       BackendKind = "lua"
 	// KindMatrix is a dynamic backend: the template its backends are
 	// made from. It never takes requests itself.
 	KindMatrix BackendKind = "matrix"
@@ -203,6 +204,8 @@ type Backend struct {
 	// Error backends: status and page text ("" shows null).
 	ErrorStatus int
 	ErrorText   string
+	// LuaBackend: the function called.
+	LuaFunction string
 
 	// Responses relayed from this backend, by class.
 	Hits2xx, Hits3xx, Hits4xx, Hits5xx int64

@@ -216,6 +216,26 @@ func (b *Balancer) Pick() *backend.Backend {
 	return nil
 }
 
+// PickMin is Pick starting at the first balancer group whose weight is
+// min or more (Pound's http.balancer: a Lua script resending a request
+// to, say, the Emergency backends, group 65535).
+func (b *Balancer) PickMin(min int) *backend.Backend {
+	s := b.snap.Load()
+	for i := range s.groups {
+		if b.tiers[i] < min {
+			continue
+		}
+		if be := b.pickGroup(&s.groups[i], &b.cursors[i]); be != nil {
+			return be
+		}
+	}
+	return nil
+}
+
+// Tier is the balancer group of a backend: 0, an SRV priority, or 65535
+// for an Emergency backend.
+func Tier(be *backend.Backend) int { return tierOf(be) }
+
 func (b *Balancer) pickGroup(g *group, c *cursor) *backend.Backend {
 	if len(g.bs) == 0 {
 		return nil

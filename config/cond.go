@@ -19,7 +19,7 @@ type condCtx struct {
 
 // condUnsupported are Pound 4 conditions lbd accepts without implementing
 // them; a service using one matches more than it would in Pound.
-var condUnsupported = canonSet("ClientCert", "LuaMatch")
+var condUnsupported = canonSet("ClientCert")
 
 var condTable = table[*condCtx]{}
 
@@ -64,6 +64,11 @@ func initCondTable() {
 	})
 	t.add("BasicAuth", "f?s?", condBasicAuth).withFlags("file=", "filewatch=")
 	t.add("TBF", "s[nl]n", condTBF)
+	t.add("LuaMatch", "s+", func(b *builder, c *condCtx, n *parser.Node, u []unit) {
+		if call := b.luaCall(n, u); call != nil {
+			*c.conds = append(*c.conds, &Condition{Kind: CondLua, Lua: call})
+		}
+	})
 	t.add("Match", "l?", condMatch).block()
 	t.add("Not", ".*", condNot).either()
 	for _, d := range t {

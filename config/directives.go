@@ -9,7 +9,7 @@ type Directive struct {
 	// Section is where the keyword may appear: "global", "control",
 	// "listener" (ListenHTTP and ListenHTTPS), "https" (ListenHTTPS only),
 	// "service", "match" (conditions inside Match and Not), "session",
-	// "backend" (BackEnd, Emergency and named Backend), "resolver",
+	// "backend" (BackEnd, Emergency and named Backend), "resolver", "lua",
 	// "tunnel", "tunnel backend" (Backend and Emergency in a Tunnel),
 	// "cluster" (lbd's Cluster section), or
 	// "any" for the parser's own Include.
@@ -48,6 +48,7 @@ func Directives() []Directive {
 	out = appendTable(out, "backend", beTable, backendUnsupported)
 	out = appendTable(out, "resolver", resolverTable, nil)
 	out = appendTable(out, "cluster", clusterTable, nil)
+	out = appendTable(out, "lua", luaTable, nil)
 	out = appendTable(out, "tunnel", tunnelTable, nil)
 	out = appendTable(out, "tunnel backend", tunnelBackendTable, nil)
 	sort.SliceStable(out, func(i, j int) bool {

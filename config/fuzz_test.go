@@ -37,6 +37,7 @@ var fuzzFS = memFS{m: fstest.MapFS{
 	"hosts.txt":       {Data: []byte("a.example.com\n# comment\n\nb.example.com\n")},
 	"bad.pem":         {Data: []byte("-----BEGIN CERTIFICATE-----\nxx\n-----END CERTIFICATE-----\n")},
 	"certs/dir/x.txt": {Data: []byte("not a cert")},
+	"m.lua":           {Data: []byte("function f() end\n")},
 }}
 
 // FuzzLoadBytes checks that no input makes the loader panic, that a
@@ -47,6 +48,7 @@ func FuzzLoadBytes(f *testing.F) {
 	f.Add([]byte("ListenHTTP\n Name x\n ErrNoSsl \"err.html\"\n Service\n  Host -file \"hosts.txt\"\n  Session\n   Type COOKIE\n   TTL 1m\n  End\n End\nEnd\n"))
 	f.Add([]byte("ListenHTTPS\n Cert \"certs/dir\"\n Cert \"bad.pem\"\n ErrorFile 503 \"empty.html\"\nEnd\nNot Not\n"))
 	f.Add([]byte("Control\n Mode 0777\nEnd\nBackend \"a\"\n Use \"a\"\nEnd\n"))
+	f.Add([]byte("Lua\n Path \"/a/?.lua;x\"\n Load \"m.lua\" \"1m\"\n LoadGlobal \"m.lua\"\nEnd\nListenHTTP\n LuaModify \"f\" \"$1\"\n Service\n  LuaMatch \"m.f\"\n  LuaBackend \"f\"\n End\nEnd\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		// Include and IncludeDir are read by the parser from the real
 		// disk; its own fuzz target covers them with a fake file system.
@@ -80,6 +82,40 @@ func FuzzLoadBytes(f *testing.F) {
 			if !errors.As(e, &d) || d.Warning || d.Span.Start.Line == 0 || d.Msg == "" {
 				t.Errorf("error without a position: %q", e.Error())
 			}
+		}
+	})
+}
+
+// FuzzLuaNames checks the two pieces of text Lua statements derive: a
+// source's global name is always a Lua name, and a path argument splits
+// into components that join back to it, the bad ones exactly those
+// without a '?'.
+func FuzzLuaNames(f *testing.F) {
+	for _, s := range []string{"auth-bearer.lua", "/usr/share/1x.lua", ".lua", "", "dir/", "a;b?;;?", "/one/?.lua;/two/?/init.lua"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if name := LuaModuleName(s); !IsLuaName(name) {
+			t.Errorf("LuaModuleName(%q) = %q, not a Lua name", s, name)
+		}
+		comps, offs, bad := LuaPathComponents(s)
+		if strings.Join(comps, ";") != s {
+			t.Errorf("components %q do not join back to %q", comps, s)
+		}
+		nb := 0
+		for i, c := range comps {
+			if s[offs[i]:offs[i]+len(c)] != c {
+				t.Errorf("component %d %q is not at offset %d of %q", i, c, offs[i], s)
+			}
+			if !strings.Contains(c, "?") {
+				if nb >= len(bad) || bad[nb] != i {
+					t.Errorf("component %d %q has no '?' but is not reported", i, c)
+				}
+				nb++
+			}
+		}
+		if nb != len(bad) {
+			t.Errorf("reported %v, want %d", bad, nb)
 		}
 	})
 }

@@ -55,7 +55,7 @@ var syslogFacilities = map[string]bool{
 // implementing them (Pound 4 extras, zproxy and fork settings).
 var globalUnsupported = canonSet("SSLEngine", "DHParams",
 	"ThreadModel", "Supervisor", "WorkerStackSize", "ConnectionQueueSize", "ReserveFD",
-	"BackendStats", "Lua",
+	"BackendStats",
 	"Name", "HTTPTracerDir", "DynScale", "Ignore100continue",
 	"ControlIP", "ControlPort")
 
@@ -144,6 +144,7 @@ func initGlobalTable() {
 	t.add("Backend", "s", globalBackend).block()
 	t.add("Resolver", "", globalResolver).block()
 	t.add("Cluster", "", globalCluster).block()
+	t.add("Lua", "", globalLua).block()
 }
 
 // durationSetter builds a handler storing a duration argument.

@@ -189,6 +189,9 @@ func supportedDirectives() []string {
 	for k := range resolverTable {
 		names = append(names, k)
 	}
+	for k := range luaTable {
+		names = append(names, k)
+	}
 	sort.Strings(names)
 	return names
 }

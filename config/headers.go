@@ -40,6 +40,7 @@ func addHeaderDirectives[T any](t table[T], hr func(T) *HeaderRules, rw func(T) 
 		h.RequestRemove = append(h.RequestRemove, p)
 	}
 	addURLActions(t, func(_ *builder, x T) actionSink { return sectionSink(rw(x)) })
+	addLuaModify(t, func(_ *builder, x T) actionSink { return sectionSink(rw(x)) })
 	addReq := func(b *builder, x T, n *parser.Node, u []unit) {
 		// Pound 4 made AddHeader an alias of SetHeader; zproxy appends.
 		if b.cfg.Dialect == DialectPound {

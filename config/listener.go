@@ -24,7 +24,7 @@ type listenerExtra struct {
 
 // listenerUnsupported are listener directives lbd accepts without
 // implementing them.
-var listenerUnsupported = canonSet("LuaModify", "WafRules", "ErrWAF",
+var listenerUnsupported = canonSet("WafRules", "ErrWAF",
 	"CertDir", "SSLConfigFile", "SSLConfigSection", "SSLUncleanShutdown",
 	"ForwardSNI", "DHParams", "ForceHTTP10")
 

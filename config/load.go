@@ -27,6 +27,9 @@ type LoadOptions struct {
 	// explain it) and nothing after it, as Pound's parser, which stops
 	// there, does; lbd invoked as pound sets it.
 	FirstError bool
+	// NoLua makes every Lua statement an error: this lbd was built
+	// without Lua.
+	NoLua bool
 
 	fsys fileSystem // nil = the operating system; tests substitute one
 }
@@ -377,5 +380,6 @@ func init() {
 	initBackendTable()
 	initResolverTable()
 	initClusterTable()
+	initLuaTable()
 	initTunnelTables()
 }

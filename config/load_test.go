@@ -293,10 +293,38 @@ func TestDNS(t *testing.T) {
 	}
 }
 
+// TestLuaWithoutLua checks that an lbd built without Lua refuses every
+// Lua statement where it is written, instead of ignoring it.
+func TestLuaWithoutLua(t *testing.T) {
+	svc := func(stmt string) string {
+		return "ListenHTTP\n Service\n  " + stmt + "\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n"
+	}
+	cases := []struct{ name, src, want string }{
+		{"Lua section", "Lua\n Load \"x.lua\"\nEnd\n", `t.cfg:1.1-3: "Lua": this lbd was built without Lua`},
+		{"LuaMatch", svc(`LuaMatch "f"`), `t.cfg:3.3-10: "LuaMatch": this lbd was built without Lua`},
+		{"LuaModify", svc(`LuaModify "f" "a"`), `t.cfg:3.3-11: "LuaModify": this lbd was built without Lua`},
+		{"LuaModify in a listener", "ListenHTTP\n LuaModify \"f\"\n Service\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n",
+			`t.cfg:2.2-10: "LuaModify": this lbd was built without Lua`},
+		{"LuaBackend", "ListenHTTP\n Service\n  LuaBackend \"f\"\n End\nEnd\n", `t.cfg:3.3-12: "LuaBackend": this lbd was built without Lua`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := LoadBytes("t.cfg", []byte(tc.src), LoadOptions{NoDNS: true, NoLua: true})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("zproxy dialect", func(t *testing.T) {
+		_, _, err := LoadBytes("t.cfg", []byte(svc(`LuaMatch "f"`)), LoadOptions{NoDNS: true, Dialect: DialectZproxy})
+		if want := `t.cfg:3.3-10: "LuaMatch" is a Pound 4 statement: not available in the zproxy dialect`; err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v, want %q", err, want)
+		}
+	})
+}
+
 func TestNotImplementedIsAnError(t *testing.T) {
 	cases := []struct{ name, src, want string }{
-		{"global Lua", "Lua\n Load \"x.lua\"\nEnd\n", `t.cfg:1.1-3: "Lua" is not supported by lbd`},
-		{"service LuaMatch", "ListenHTTP\n Service\n  LuaMatch \"f\"\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", `t.cfg:3.3-10: "LuaMatch" is not supported by lbd`},
 		{"listener WafRules", "ListenHTTP\n WafRules \"r\"\n Service\n  Backend\n   Address 127.0.0.1\n  End\n End\nEnd\n", `t.cfg:2.2-9: "WafRules" is not supported by lbd`},
 	}
 	for _, tc := range cases {

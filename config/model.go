@@ -76,6 +76,10 @@ type Config struct {
 	Resolver *Resolver `json:"resolver,omitempty"`
 	// Cluster is nil without a Cluster section: the instance runs alone.
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// Lua is nil without a Lua section. LuaCalls are every LuaMatch,
+	// LuaModify and LuaBackend of the file, for package lua to resolve.
+	Lua      *Lua       `json:"lua,omitempty"`
+	LuaCalls []*LuaCall `json:"-"`
 
 	Listeners     []*Listener `json:"listeners"`
 	Services      []*Service  `json:"services,omitempty"` // global services

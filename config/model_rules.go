@@ -32,6 +32,8 @@ const (
 	// CondTBF holds when TBF's token bucket for the request's key has a
 	// token left.
 	CondTBF CondKind = "tbf"
+	// CondLua holds when the Lua function Lua calls returns true.
+	CondLua CondKind = "lua"
 )
 
 // PasswordFile is BasicAuth's user database. Unless read with -file, it
@@ -140,6 +142,7 @@ const (
 	ActDeleteQuery   ActionKind = "delete_query"    //
 	ActSetQueryParam ActionKind = "set_query_param" // Name, Value (none: delete), Encode
 	ActRewrite       ActionKind = "rewrite"         // a nested Rewrite: Rule
+	ActLua           ActionKind = "lua"             // LuaModify: Lua
 )
 
 // Action is one modification statement.
@@ -152,6 +155,7 @@ type Action struct {
 	Encode  bool       `json:"encode,omitempty"`
 	Pattern *Pattern   `json:"pattern,omitempty"`
 	Rule    *Rule      `json:"rule,omitempty"`
+	Lua     *LuaCall   `json:"lua,omitempty"`
 }
 
 // Rule is one Rewrite branch: when all Conds hold the Actions run,

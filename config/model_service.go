@@ -100,6 +100,8 @@ type Condition struct {
 	// Auth is CondBasicAuth's password file, TBF CondTBF's filter.
 	Auth *PasswordFile `json:"basic_auth,omitempty"`
 	TBF  *TBF          `json:"tbf,omitempty"`
+	// Lua is CondLua's call.
+	Lua *LuaCall `json:"lua,omitempty"`
 }
 
 // Service is a Service block, in a listener or global.
@@ -139,6 +141,9 @@ type Service struct {
 	RewriteURL      []RewriteURL `json:"rewrite_url,omitempty"`
 	// RewriteLoc is zproxy's per-service RewriteLocation override.
 	RewriteLoc *int `json:"rewrite_location,omitempty"`
+	// ContentCapture is the largest request body kept for Lua
+	// (http.req.body) and for resending (0: none is kept).
+	ContentCapture int64 `json:"content_capture,omitempty"`
 	// STS is zproxy's StrictTransportSecurity max-age in seconds.
 	STS     int      `json:"strict_transport_security,omitempty"`
 	Session *Session `json:"session,omitempty"`
@@ -227,6 +232,9 @@ const (
 	BackendFile BackendKind = "file"
 	// BackendSuccess answers 200 with an empty body (Success).
 	BackendSuccess BackendKind = "success"
+	// BackendLua answers with the response a Lua function builds
+	// (LuaBackend).
+	BackendLua BackendKind = "lua"
 	// BackendACME serves ACME HTTP-01 challenges from Dir (the listener's
 	// ACME statement, which adds a service of its own).
 	BackendACME BackendKind = "acme"
@@ -284,6 +292,8 @@ type Backend struct {
 	// Dir is the directory a file or acme backend serves, resolved
 	// against the include directory; it was a directory at load time.
 	Dir string `json:"dir,omitempty"`
+	// Lua is a LuaBackend's call (Kind == lua).
+	Lua *LuaCall `json:"lua,omitempty"`
 }
 
 // Resolve modes of a dynamic backend.

@@ -32,6 +32,7 @@ func addActionDirectives[T any](t table[T], sink func(b *builder, x T) actionSin
 			sink(b, x)(b, &Action{Pos: Locus(stmtSpan(n)), Kind: ActDeleteHeader, Pattern: p})
 		}
 	}).withFlags(patternFlags...)
+	addLuaModify(t, sink)
 	if full {
 		addURLActions(t, sink)
 	}
@@ -94,7 +95,7 @@ var (
 
 // respConds are the conditions Pound allows in Rewrite response: they
 // look at the response (pound.texi "Modifying responses").
-var respConds = canonSet("Header", "StringMatch", "Match", "Not", "Eval")
+var respConds = canonSet("Header", "StringMatch", "Match", "Not", "Eval", "LuaMatch")
 
 func initRewriteTables() {
 	wrap := func(t table[*rwCtx], only map[string]string) {

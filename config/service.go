@@ -16,8 +16,7 @@ type serviceExtra struct {
 // serviceUnsupported are service directives lbd accepts without
 // implementing them.
 var serviceUnsupported = func() map[string]string {
-	m := canonSet("LuaBackend",
-		"LuaModify", "ContentCapture", "OrURLS", "DynScale",
+	m := canonSet("OrURLS", "DynScale",
 		"CompressionAlgorithm", "PinnedConnection", "BackendCookie",
 		"ForceHTTP10")
 	for k, v := range condUnsupported {
@@ -59,6 +58,18 @@ func initServiceTable() {
 	t.add("RedirectAppend", "n?s", serviceRedirect)
 	t.add("RedirectDynamic", "n?s", serviceRedirect)
 	t.add("Error", "ns?", serviceError)
+	t.add("LuaBackend", "s+", func(b *builder, s *Service, n *parser.Node, u []unit) {
+		if c := b.luaCall(n, u); c != nil {
+			be := specialBackend(n, BackendLua)
+			be.Lua = c
+			s.Backends = append(s.Backends, be)
+		}
+	})
+	t.add("ContentCapture", "[nl]", func(b *builder, s *Service, _ *parser.Node, u []unit) {
+		if n, ok := b.sizeArg(u[0].arg, 1<<30); ok {
+			s.ContentCapture = n
+		}
+	})
 	t.add("Metrics", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendMetrics, Priority: 1, Weight: 1})
 	})

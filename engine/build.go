@@ -14,6 +14,7 @@ import (
 	"lbd/balancer"
 	"lbd/config"
 	"lbd/http1"
+	"lbd/lua"
 	"lbd/proxy"
 	"lbd/rules"
 	"lbd/service"
@@ -32,7 +33,10 @@ type graph struct {
 	// matrices are the dynamic backends, by matrixKey: the dynamic
 	// state follows this set after every swap.
 	matrices map[string]*config.Backend
-	detach   []func()
+	// lua is the configuration's Lua states (nil without Lua); a graph
+	// rebuilt from the same configuration shares them.
+	lua    *lua.Runtime
+	detach []func()
 }
 
 // backendKey identifies a backend across reloads: the same service (by
@@ -83,7 +87,16 @@ func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic
 		}
 		return nil, err
 	}
-	env, err := rules.NewEnv(cfg)
+	rt, err := b.luaRuntime()
+	if err != nil {
+		return fail(err)
+	}
+	var scripts rules.Scripts
+	if rt != nil {
+		b.next.lua, scripts = rt, rt
+		b.next.detach = append(b.next.detach, rt.Unref)
+	}
+	env, err := rules.NewEnvScripts(cfg, scripts)
 	if err != nil {
 		return fail(err)
 	}
@@ -122,6 +135,17 @@ func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic
 	return b.next, nil
 }
 
+// luaRuntime loads the configuration's Lua sources, or shares the states
+// of the previous graph when it was built from the same configuration
+// (a DNS change rebuilds the graph; it must not reload every script).
+func (b *builder) luaRuntime() (*lua.Runtime, error) {
+	if b.prev != nil && b.prev.cfg == b.cfg && b.prev.lua != nil {
+		b.prev.lua.Ref()
+		return b.prev.lua, nil
+	}
+	return lua.New(b.cfg, lua.Options{Threads: b.cfg.Threads, Wait: time.Duration(b.cfg.Timeouts.TimeOut), Log: b.log})
+}
+
 // algorithm is the balancing a service asked for: a RoutingPolicy gives
 // zproxy's algorithm and reading of Priority (a tier) and Weight, a
 // Balancer Pound's (Priority is the weight), whatever the file's dialect.
@@ -144,7 +168,7 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 	}
 	algo := balancer.New(kind, bes, balancer.WithMode(mode))
 	b.next.detach = append(b.next.detach, algo.Close)
-	o := service.Options{Backends: bes, Listing: entries, Algo: algo, Env: env}
+	o := service.Options{Backends: bes, Listing: entries, Algo: algo, Env: env, Global: scope == "g"}
 	if o.Root, err = serviceRoot(s); err != nil {
 		return nil, err
 	}

@@ -246,6 +246,8 @@ func specialView(b *config.Backend) adminapi.Backend {
 		v.Kind = adminapi.KindFile
 	case config.BackendSuccess:
 		v.Kind = adminapi.KindSuccess
+	case config.BackendLua:
+		v.Kind, v.LuaFunction = adminapi.KindLua, b.Lua.Func
 	case config.BackendACME:
 		v.Kind = adminapi.KindACME
 	}

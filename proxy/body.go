@@ -41,11 +41,17 @@ func (c *conn) streamRequestBody(st *Listener, bc *backend.Conn) error {
 			done = c.ex.bytes == req.ContentLength
 		}
 		c.r += len(chunk)
+		if c.ex.capture > 0 {
+			c.captureChunk(chunk)
+		}
 		backendWrite(bc, time.Now(), timeout)
 		if _, err := bc.Write(chunk); err != nil {
 			return errBackendIO
 		}
 		if done {
+			if c.ex.capture > 0 {
+				c.captureDone()
+			}
 			return nil
 		}
 	}

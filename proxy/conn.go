@@ -62,6 +62,12 @@ type conn struct {
 	// locSt is the listener of the response rs.Location (this conn)
 	// rewrites a Location for.
 	locSt *Listener
+	// rsbuf and rsLines hold the response head while response rules
+	// edit it; body keeps the request body for Lua (ContentCapture) and
+	// for a resend (lua.go).
+	rsbuf   []byte
+	rsLines [][]byte
+	body    []byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -175,16 +176,17 @@ func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
 		c.srv.countGenerated(b.Status)
 		page = st.Errors.Page(c.req.Minor, b.Status, CauseNone)
 	}
+	status := b.Status
 	if ruled {
 		var err error
-		if page, err = c.ruledErrorPage(st, page); err != nil {
+		if page, status, err = c.ruledErrorPage(st, page, status); err != nil {
 			st.diag(err)
 			return c.fail(st, 500)
 		}
 	}
 	c.dl.forWrite(c.nc, c.now, st.Client)
 	c.nc.Write(c.withRetryAfter(page))
-	c.ex.status, c.ex.gen = b.Status, true
+	c.ex.status, c.ex.gen = status, true
 	c.logRequest(st)
 	return false
 }
@@ -215,15 +217,21 @@ func (c *conn) withRetryAfter(page []byte) []byte {
 // ruledErrorPage runs the response rules over the header lines of a
 // rendered error page. The framing lines (Content-Length, Connection)
 // are lbd's to keep right and are not shown to the rules, as Pound adds
-// them after its rules ran.
-func (c *conn) ruledErrorPage(st *Listener, page []byte) ([]byte, error) {
+// them after its rules ran. A Lua script may change the status and the
+// body (http.resp); the status sent is returned.
+func (c *conn) ruledErrorPage(st *Listener, page []byte, status int) ([]byte, int, error) {
 	end := bytes.Index(page, []byte("\r\n\r\n"))
 	if end < 0 {
-		return page, nil
+		return page, status, nil
+	}
+	x := &c.rs.X
+	x.Status, x.Reason, x.DefaultReason, x.RespBody, x.BodySet = status, nil, true, nil, false
+	if c.ex.svc != nil {
+		x.Service = c.ex.svc
 	}
 	// A page whose head is only the status line has no lines for the
 	// rules (rest is empty then).
-	status, rest, _ := bytes.Cut(page[:end], []byte(crlf))
+	statusLine, rest, _ := bytes.Cut(page[:end], []byte(crlf))
 	var framing, lines [][]byte
 	for _, l := range bytes.Split(rest, []byte(crlf)) {
 		if name := rules.LineName(l); bytes.EqualFold(name, []byte(hdrContentLen)) || bytes.EqualFold(name, []byte("Connection")) {
@@ -233,13 +241,38 @@ func (c *conn) ruledErrorPage(st *Listener, page []byte) ([]byte, error) {
 		}
 	}
 	if err := c.ruledResponseLines(st, c.editsFor(st, c.ex.svc), lines); err != nil {
-		return nil, err
+		return nil, status, err
 	}
-	out := append(append([]byte{}, status...), crlf...)
+	body := page[end+4:]
+	if x.Status != status || !x.DefaultReason || x.BodySet {
+		statusLine = scriptedStatusLine(statusLine, x)
+		if x.BodySet {
+			body = x.RespBody
+		}
+		for i, l := range framing {
+			if bytes.EqualFold(rules.LineName(l), []byte(hdrContentLen)) {
+				framing[i] = strconv.AppendInt([]byte("Content-Length: "), int64(len(body)), 10)
+			}
+		}
+	}
+	out := append(append([]byte{}, statusLine...), crlf...)
 	for _, l := range append(framing, c.rs.Resp.Lines...) {
 		out = append(append(out, l...), crlf...)
 	}
-	return append(append(out, crlf...), page[end+4:]...), nil
+	return append(append(out, crlf...), body...), x.Status, nil
+}
+
+// scriptedStatusLine is an error page's status line with the status and
+// reason a script set, the protocol kept.
+func scriptedStatusLine(line []byte, x *rules.Exchange) []byte {
+	proto, _, _ := bytes.Cut(line, []byte{' '})
+	out := append(append([]byte{}, proto...), ' ')
+	out = strconv.AppendInt(out, int64(x.Status), 10)
+	out = append(out, ' ')
+	if x.DefaultReason {
+		return append(out, http.StatusText(x.Status)...)
+	}
+	return append(out, x.Reason...)
 }
 
 // editGenerated passes a reply lbd wrote itself (an error page, a

@@ -68,6 +68,7 @@ func (s *Server) Explain(q explain.Query, index int) (*explain.Route, error) {
 	c := &conn{srv: s, buf: &buf, w: len(raw), now: time.Now(), client: client,
 		nc: dryConn{local: local, remote: net.TCPAddrFromAddrPort(netip.AddrPortFrom(client, 40000))}}
 	c.req.Headers = make([]http1.Header, 0, 16)
+	c.rs.Dry = true // a Lua function may do anything: none runs
 	x := &explainer{c: c, st: st, seed: querySeed(q), r: &explain.Route{Checks: []explain.Check{}, Services: []explain.Service{}}}
 	x.r.Listener = explain.Listener{Index: index, Address: local.String(), Protocol: st.Scheme, Dialect: string(st.Dialect)}
 	if st.Cfg != nil {
@@ -86,6 +87,19 @@ type explainer struct {
 	st   *Listener
 	seed uint64
 	r    *explain.Route
+	err  error // why a request rule failed
+}
+
+// luaDecides ends an explanation at a Lua call the dry run does not
+// make; it reports whether err was one.
+func (x *explainer) luaDecides(err error) bool {
+	var dry *rules.DryScriptError
+	if !errors.As(err, &dry) {
+		return false
+	}
+	x.check("Lua", false, dry.Error())
+	x.r.Outcome = "undetermined: " + dry.Error()
+	return true
 }
 
 // check records a listener check; it reports ok for chaining.
@@ -133,6 +147,9 @@ func (x *explainer) run(enabled bool) {
 	}
 	svc, traces, err := st.Router.RouteTrace(&c.rs)
 	x.r.Services = x.markGlobal(traces)
+	if x.luaDecides(err) {
+		return
+	}
 	if err != nil {
 		x.generated(500, CauseNone, "error", "a condition could not be evaluated: "+err.Error())
 		return
@@ -220,14 +237,12 @@ func (x *explainer) tunnel(enabled bool) {
 func (x *explainer) forward(svc *service.Service) {
 	c, st := x.c, x.st
 	key := svc.SessionKey(&c.req, c.client, c.key[:0])
-	var head []byte
-	if c.hasRequestRules(st, svc, c.editsFor(st, svc)) {
-		head = x.ruledRequest(svc)
-	} else {
-		head = c.appendRequestHead(st, svc, nil)
-	}
+	// The head is built as the proxy builds it, the programs traced.
+	head := c.buildRequestHead(st, svc, x.rewrite, nil)
 	if c.ex.badExpand {
-		x.generated(500, CauseNone, "error", "a request rule's expansion failed")
+		if !x.luaDecides(x.err) {
+			x.generated(500, CauseNone, "error", "a request rule's expansion failed")
+		}
 		return
 	}
 	es, eb, b := svc.ExplainPick(key, x.seed)
@@ -252,21 +267,15 @@ func (x *explainer) forward(svc *service.Service) {
 		x.r.Backend.Index, b.Address(), via)
 }
 
-// ruledRequest is appendRuledRequest with the rules traced (and dry).
-func (x *explainer) ruledRequest(svc *service.Service) []byte {
-	c, st := x.c, x.st
-	m := &c.rs.Req
-	c.forwardedLines(st)
-	m.Lines, c.rwLines = c.rwLines, m.Lines
-	for _, p := range []*rules.Program{st.ReqRules, svc.ReqRules, c.editsFor(st, svc).Req} {
-		steps, err := p.RewriteTrace(&c.rs, m)
-		x.r.Rewrites = append(x.r.Rewrites, steps...)
-		if err != nil {
-			c.ex.badExpand = true
-			break
-		}
+// rewrite is the dry run's programRunner: it traces each program's
+// steps, and keeps the error that stopped them.
+func (x *explainer) rewrite(p *rules.Program, m *rules.Message) error {
+	steps, err := p.RewriteTrace(&x.c.rs, m)
+	x.r.Rewrites = append(x.r.Rewrites, steps...)
+	if err != nil {
+		x.err = err
 	}
-	return c.renderRuledRequest(st, nil)
+	return err
 }
 
 // forwarded splits the head to send and compares it with the request.

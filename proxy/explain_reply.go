@@ -10,6 +10,7 @@ import (
 
 	"lbd/config"
 	"lbd/explain"
+	"lbd/rules"
 	"lbd/service"
 )
 
@@ -111,6 +112,8 @@ func (x *explainer) special(svc *service.Service, why string) {
 		x.redirect(b.Redirect, why)
 	case config.BackendError:
 		x.errorBackend(b, why)
+	case config.BackendLua:
+		x.luaDecides(&rules.DryScriptError{Call: b.Lua})
 	default:
 		status := 200
 		switch {
@@ -170,8 +173,10 @@ func (x *explainer) errorBackend(b *config.Backend, why string) {
 	}
 	if ruled {
 		var err error
-		if page, err = c.ruledErrorPage(st, page); err != nil {
-			x.generated(500, CauseNone, "error", "a response rule failed on the error page: "+err.Error())
+		if page, _, err = c.ruledErrorPage(st, page, b.Status); err != nil {
+			if !x.luaDecides(err) {
+				x.generated(500, CauseNone, "error", "a response rule failed on the error page: "+err.Error())
+			}
 			return
 		}
 	}

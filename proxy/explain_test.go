@@ -12,6 +12,7 @@ import (
 	"lbd/balancer"
 	"lbd/config"
 	"lbd/explain"
+	"lbd/rules"
 	"lbd/service"
 )
 
@@ -53,8 +54,13 @@ End
 // explainServer builds the listener of text with its regular services
 // balanced over never-dialled backends, as the engine builds them.
 func explainServer(t testing.TB, text string) (*Server, []*backend.Backend) {
+	return explainServerWith(t, text, nil)
+}
+
+// explainServerWith is explainServer with Lua calls resolved by scripts.
+func explainServerWith(t testing.TB, text string, scripts rules.Scripts) (*Server, []*backend.Backend) {
 	t.Helper()
-	f := loadFixture(t, text)
+	f := loadFixtureWith(t, text, scripts)
 	var all []*backend.Backend
 	for i, svc := range f.st.Router.Services {
 		var bes []*backend.Backend

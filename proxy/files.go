@@ -119,7 +119,7 @@ func (c *conn) sendFile(st *Listener, f *os.File, fi fs.FileInfo, status int, ct
 	if !c.generatedHead(st, status, ctype, size, fi.ModTime(), keep) {
 		return false
 	}
-	if status == 200 && c.req.MethodID != http1.MethodHEAD {
+	if status == 200 && c.req.MethodID != http1.MethodHEAD && !c.ex.newBody {
 		n, err := c.sendBody(st, f, size)
 		c.ex.bytes = n
 		if err != nil {
@@ -187,6 +187,15 @@ func (c *conn) generatedHead(st *Listener, status int, ctype string, size int64,
 		return c.fail(st, 500) // a response rule failed to expand
 	}
 	c.ex.status = status
+	if x := c.rs.X.Status; x != 0 { // the response rules ran: a script may have changed it
+		c.ex.status = x
+	}
+	if c.ex.newBody { // a response script replaced the body
+		if c.req.MethodID != http1.MethodHEAD {
+			c.out = append(c.out, c.rs.X.RespBody...)
+			c.ex.bytes = int64(len(c.rs.X.RespBody))
+		}
+	}
 	c.dl.forWrite(c.nc, time.Now(), st.Client)
 	if _, err := c.nc.Write(c.out); err != nil {
 		c.logRequest(st)

@@ -21,7 +21,10 @@ type fixture struct {
 	st  *Listener
 }
 
-func loadFixture(t testing.TB, text string) *fixture {
+func loadFixture(t testing.TB, text string) *fixture { return loadFixtureWith(t, text, nil) }
+
+// loadFixtureWith is loadFixture with Lua calls resolved by scripts.
+func loadFixtureWith(t testing.TB, text string, scripts rules.Scripts) *fixture {
 	t.Helper()
 	cfg, _, err := config.LoadBytes("test.cfg", []byte(text), config.LoadOptions{NoDNS: true})
 	if err != nil {
@@ -42,7 +45,7 @@ func loadFixture(t testing.TB, text string) *fixture {
 	}
 	st.Errors = NewErrorPages(cfg.Dialect, custom)
 	st.SvcEdits = map[*service.Service]*HeaderEdits{}
-	env, err := rules.NewEnv(cfg)
+	env, err := rules.NewEnvScripts(cfg, scripts)
 	if err != nil {
 		t.Fatal(err)
 	}

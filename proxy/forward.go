@@ -28,16 +28,40 @@ const continue100 = "HTTP/1.1 100 Continue\r\n\r\n"
 // reports whether the client connection is still in a clean state.
 func (c *conn) forward(st *Listener, svc *service.Service) bool {
 	req := &c.req
-	key := svc.SessionKey(req, c.client, c.key[:0])
+	c.ex.scripted = hasResponseScripts(st, svc)
 	c.out = c.appendRequestHead(st, svc, c.out[:0])
 	if c.ex.badExpand {
 		return c.fail(st, 500)
 	}
 	c.r += req.HeadLen
+	headLen := len(c.out)
 	whole, err := c.appendBufferedBody()
 	if err != nil {
 		return c.failStatus(st, err)
 	}
+	if c.ex.scripted {
+		c.keepBody(svc, c.out[headLen:], whole)
+	} else if c.rs.Script.Owner != nil {
+		c.rs.EndScripts() // no script runs after this: the state is free
+	}
+	for {
+		ok := c.attempt(st, svc, whole)
+		if !c.ex.resend {
+			return ok
+		}
+		var again bool
+		if svc, again, ok = c.resend(st, svc); !again {
+			return ok
+		}
+		whole = true
+	}
+}
+
+// attempt sends the request (c.out, and the rest of the body unless
+// whole) and relays the response.
+func (c *conn) attempt(st *Listener, svc *service.Service, whole bool) bool {
+	req := &c.req
+	key := svc.SessionKey(req, c.client, c.key[:0])
 	bp := ioPool.Get().(*[]byte)
 	defer ioPool.Put(bp)
 	rb := *bp
@@ -88,7 +112,7 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 	}
 	var last error = errNoBackend
 	for i := 0; i < tries; i++ {
-		b := svc.Pick(key)
+		b := c.pick(svc, key)
 		if b == nil {
 			return nil, last
 		}

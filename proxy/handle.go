@@ -33,14 +33,36 @@ type exchange struct {
 	// respExtra holds complete header lines ("Name: value\r\n") the
 	// session layer adds to the response (COOKIEINSERT's Set-Cookie).
 	respExtra []byte
+	// Lua (lua.go). forwarded: c.rs.Req holds the lines as forwarded
+	// (the request rules ran on them). scripted: the response rules
+	// call Lua. kept: c.body holds the whole request body. resend: a
+	// response script asked to send the request again. newBody: it
+	// replaced the response body. capture is the ContentCapture limit
+	// while the body streams; prefer the backend a resend to the same
+	// service goes to.
+	forwarded, scripted, kept, resend, newBody bool
+	capture                                    int64
+	prefer                                     *backend.Backend
 }
 
 // handle serves the request whose head is at buf[r:]. It reports whether
 // the connection may carry another request.
 func (c *conn) handle(st *Listener) bool {
+	ok := c.serveRequest(st)
+	if c.rs.Script.Owner != nil {
+		c.rs.EndScripts() // the Lua state goes back to the pool
+	}
+	if cap(c.body) > maxKeptBody {
+		c.body = nil
+	}
+	return ok
+}
+
+func (c *conn) serveRequest(st *Listener) bool {
 	c.ex = exchange{start: c.now, respExtra: c.ex.respExtra[:0]}
 	req := &c.req
 	c.rs.Begin(c.client, st.Detached)
+	c.rs.X.Minor, c.rs.X.Services = req.Minor, &st.Router
 	if !c.srv.Enabled() {
 		return c.fail(st, 503)
 	}

@@ -77,14 +77,25 @@ func NewEdits(ec EditsConfig) *HeaderEdits {
 
 // appendRequestHead writes the request head as it goes to the backend.
 func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte) []byte {
+	return c.buildRequestHead(st, svc, nil, dst)
+}
+
+// buildRequestHead is appendRequestHead with the way the request
+// programs run passed in: nil runs them for real (rewriteRequest); the
+// routing explainer passes its tracing dry run, so both build the head
+// with the same code.
+func (c *conn) buildRequestHead(st *Listener, svc *service.Service, run programRunner, dst []byte) []byte {
 	c.keepRequest()
 	e := c.editsFor(st, svc)
-	if c.hasRequestRules(st, svc, e) {
-		if len(c.keep) > 0 { // the body will reuse the buffer the head is in
-			head := c.head()
-			c.rs.Rebase(func(s []byte) []byte { return rebase(s, head, c.keep) })
-		}
-		return c.appendRuledRequest(st, svc, e, dst)
+	ruled := c.hasRequestRules(st, svc, e)
+	// The body will reuse the buffer the head is in: the rules, and Lua
+	// scripts after the response, need the lines where it cannot.
+	if len(c.keep) > 0 && (ruled || c.ex.scripted) {
+		head := c.head()
+		c.rs.Rebase(func(s []byte) []byte { return rebase(s, head, c.keep) })
+	}
+	if ruled {
+		return c.appendRuledRequest(st, svc, e, run, dst)
 	}
 	dst = c.appendForwardLine(dst, c.req.Target)
 	return c.appendPoundHeaders(st, dst)

@@ -9,6 +9,7 @@ import (
 	"lbd/backend"
 	"lbd/config"
 	"lbd/http1"
+	"lbd/rules"
 	"lbd/service"
 )
 
@@ -54,6 +55,17 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 		bc.Close()
 		b.Done(bc, resp.Status, time.Since(c.ex.start))
 		return c.fail(st, 500)
+	}
+	if c.ex.scripted && c.rs.X.Status != 0 {
+		if c.rs.X.Resend.Mode != rules.ResendNone {
+			c.ex.resend = true
+			c.discardResponse(bc, kind, rb, n)
+			return true
+		}
+		c.ex.status = c.rs.X.Status
+		if c.ex.newBody {
+			return c.sendNewBody(st, bc, kind, rb, n, head, keep)
+		}
 	}
 	c.out = head
 	body := rb[headRoom+resp.HeadLen : headRoom+n]

@@ -26,11 +26,6 @@ var (
 func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 	c.keepReason()
 	resp := &c.resp
-	dst = append(dst, "HTTP/1.1 "...)
-	dst = strconv.AppendInt(dst, int64(resp.Status), 10)
-	dst = append(dst, ' ')
-	dst = append(dst, resp.Reason...)
-	dst = append(dst, crlf...)
 	e := c.editsFor(st, c.ex.svc)
 	if hasResponseRules(st, c.ex.svc, e) {
 		var ok bool
@@ -38,11 +33,21 @@ func (c *conn) appendResponseHead(st *Listener, dst []byte, mode int) []byte {
 			return nil
 		}
 	} else {
+		dst = appendStatusLine(dst, resp.Status, resp.Reason)
 		var placed inPlace
 		dst = c.appendResponseHeaders(st, e, mode, &placed, dst)
 		dst = c.appendFramingTail(mode, &placed, dst)
 	}
 	dst = append(dst, c.ex.respExtra...)
+	return append(dst, crlf...)
+}
+
+// appendStatusLine writes "HTTP/1.1 status reason".
+func appendStatusLine[R ~string | ~[]byte](dst []byte, status int, reason R) []byte {
+	dst = append(dst, "HTTP/1.1 "...)
+	dst = strconv.AppendInt(dst, int64(status), 10)
+	dst = append(dst, ' ')
+	dst = append(dst, reason...)
 	return append(dst, crlf...)
 }
 
@@ -68,7 +73,12 @@ func (c *conn) appendResponseHeaders(st *Listener, e *HeaderEdits, mode int, pla
 // appendFramingTail adds the framing lines not written in place.
 func (c *conn) appendFramingTail(mode int, placed *inPlace, dst []byte) []byte {
 	resp := &c.resp
-	if resp.Chunked && !placed.te {
+	switch {
+	case c.ex.newBody:
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(c.rs.X.RespBody)), 10)
+		dst = append(dst, crlf...)
+	case resp.Chunked && !placed.te:
 		dst = append(dst, chunkedLine...)
 	}
 	switch {

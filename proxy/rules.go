@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"bytes"
+	"net/http"
 
+	"lbd/balancer"
 	"lbd/http1"
 	"lbd/rules"
 	"lbd/service"
@@ -24,24 +26,51 @@ func (c *conn) hasRequestRules(st *Listener, svc *service.Service, e *HeaderEdit
 		c.rs.Req.URLChanged || c.rs.Req.HeadersChanged
 }
 
+// programRunner runs one request program over m. The proxy's is nil
+// (Program.Rewrite); the routing explainer passes one that traces the
+// steps, so the head it shows is built by the code that sends it.
+type programRunner func(p *rules.Program, m *rules.Message) error
+
 // appendRuledRequest writes the request line and headers after running
-// the request rules; an expansion error marks the exchange for a 500.
-func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, e *HeaderEdits, dst []byte) []byte {
-	m := &c.rs.Req
-	c.forwardedLines(st)
-	m.Lines, c.rwLines = c.rwLines, m.Lines
-	err := st.ReqRules.Rewrite(&c.rs, m)
-	if err == nil {
-		err = svc.ReqRules.Rewrite(&c.rs, m)
-	}
-	if err == nil {
-		err = e.Req.Rewrite(&c.rs, m)
-	}
-	if err != nil {
-		st.diag(err)
+// the request rules: the listener's, the service's, then the pair's
+// edits. An expansion error marks the exchange for a 500 (and is logged
+// unless a dry run's run saw it).
+func (c *conn) appendRuledRequest(st *Listener, svc *service.Service, e *HeaderEdits, run programRunner, dst []byte) []byte {
+	c.ruleForwardedLines(st)
+	if err := c.runRequestPrograms(run, st.ReqRules, svc.ReqRules, e.Req); err != nil {
+		if run == nil {
+			st.diag(err)
+		}
 		c.ex.badExpand = true
 	}
 	return c.renderRuledRequest(st, dst)
+}
+
+// ruleForwardedLines makes the request's lines the ones it is forwarded
+// with (forwardedLines), for the programs to edit.
+func (c *conn) ruleForwardedLines(st *Listener) {
+	m := &c.rs.Req
+	c.forwardedLines(st)
+	m.Lines, c.rwLines = c.rwLines, m.Lines
+	c.ex.forwarded = true
+}
+
+// runRequestPrograms runs progs over the request in order, through run
+// when it is not nil, and stops at the first error.
+func (c *conn) runRequestPrograms(run programRunner, progs ...*rules.Program) error {
+	m := &c.rs.Req
+	for _, p := range progs {
+		var err error
+		if run != nil {
+			err = run(p, m)
+		} else {
+			err = p.Rewrite(&c.rs, m)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // renderRuledRequest writes the head of a request the rules edited: the
@@ -134,7 +163,7 @@ func (c *conn) forwardedLines(st *Listener) {
 	if !st.TLSHeadersLast {
 		start := len(c.rwbuf)
 		if c.rwbuf = c.appendSSLHeaders(c.rwbuf); len(c.rwbuf) > start {
-			c.splitLines(start)
+			c.rwLines = splitLines(c.rwLines, c.rwbuf, start)
 		}
 	}
 }
@@ -176,11 +205,10 @@ func forwardingName(name []byte) bool {
 	return http1.EqualFold(name, hdrXFF) || http1.EqualFold(name, hdrXFProto) || http1.EqualFold(name, hdrXFPort)
 }
 
-// splitLines adds the CRLF-terminated lines of rwbuf[start:] to rwLines;
+// splitLines adds the CRLF-terminated lines of buf[start:] to lines;
 // a line starting with a blank continues the previous one (the folded
 // X-SSL-certificate).
-func (c *conn) splitLines(start int) {
-	buf := c.rwbuf
+func splitLines(lines [][]byte, buf []byte, start int) [][]byte {
 	first, last := -1, -1
 	for i := start; i < len(buf); {
 		end := len(buf)
@@ -190,7 +218,7 @@ func (c *conn) splitLines(start int) {
 		cont := end > i && (buf[i] == ' ' || buf[i] == '\t') && first >= 0
 		if !cont {
 			if first >= 0 && last > first {
-				c.rwLines = append(c.rwLines, buf[first:last:last])
+				lines = append(lines, buf[first:last:last])
 			}
 			first = i
 		}
@@ -198,14 +226,22 @@ func (c *conn) splitLines(start int) {
 		i = end + len(crlf)
 	}
 	if first >= 0 && last > first {
-		c.rwLines = append(c.rwLines, buf[first:last:last])
+		lines = append(lines, buf[first:last:last])
 	}
+	return lines
 }
 
 // hasResponseRules reports whether the service, the listener or the
 // pair's edits have response rules.
 func hasResponseRules(st *Listener, svc *service.Service, e *HeaderEdits) bool {
 	return !st.RespRules.Empty() || (svc != nil && !svc.RespRules.Empty()) || !e.Resp.Empty()
+}
+
+// hasResponseScripts reports whether the response rules may call Lua:
+// then the request's Lua state, its stash and its body are kept until
+// the response is sent, and a script may ask to resend the request.
+func hasResponseScripts(st *Listener, svc *service.Service) bool {
+	return st.RespRules.HasScripts() || svc.RespScripts()
 }
 
 // ruledResponseLines runs the response rules (the service's, then the
@@ -229,42 +265,110 @@ func (c *conn) ruledResponseLines(st *Listener, e *HeaderEdits, lines [][]byte) 
 	return err
 }
 
-// appendRuledResponse writes the response headers after the response
-// rules edited them, with the framing where the program put the end of
-// the received lines; ok is false when an expansion failed (Pound
-// answers 500 instead of the response).
+// appendRuledResponse writes the response status line and headers after
+// the response rules edited them (a Lua script may change the status,
+// the reason and the body), with the framing where the program put the
+// end of the received lines; ok is false when a rule failed (Pound
+// answers 500 instead of the response). The lines are built in buffers
+// of their own: the request's forwarded lines (rwbuf) stay valid for the
+// scripts and for a resend.
 func (c *conn) appendRuledResponse(st *Listener, e *HeaderEdits, mode int, dst []byte) ([]byte, bool) {
 	resp := &c.resp
-	c.rwbuf, c.rwLines = c.rwbuf[:0], c.rwLines[:0]
+	x := &c.rs.X
+	// A resent request's response starts afresh.
+	x.Status, x.Reason, x.DefaultReason = resp.Status, resp.Reason, false
+	x.RespBody, x.BodySet = nil, false
+	if c.ex.svc != nil {
+		x.Service = c.ex.svc
+	}
+	if c.ex.be != nil {
+		x.Tier = balancer.Tier(c.ex.be)
+	}
 	var placed inPlace
+	c.rsbuf, c.rsLines = c.rsbuf[:0], c.rsLines[:0]
 	for i := range resp.Headers {
 		h := &resp.Headers[i]
-		start := len(c.rwbuf)
+		start := len(c.rsbuf)
 		if st.FramingInPlace {
 			var ok bool
-			if c.rwbuf, ok = c.appendFramingInPlace(h, mode, &placed, c.rwbuf); ok {
-				c.splitLines(start)
+			if c.rsbuf, ok = c.appendFramingInPlace(h, mode, &placed, c.rsbuf); ok {
+				c.rsLines = splitLines(c.rsLines, c.rsbuf, start)
 				continue
 			}
 		}
 		if resp.IsHopByHop(h.Name) || (resp.Chunked && http1.EqualFold(h.Name, hdrContentLen)) {
 			continue
 		}
-		c.rwbuf = c.appendPoundResponseHeader(st, e, h, c.rwbuf)
-		c.splitLines(start)
+		c.rsbuf = c.appendPoundResponseHeader(st, e, h, c.rsbuf)
+		c.rsLines = splitLines(c.rsLines, c.rsbuf, start)
 	}
-	if err := c.ruledResponseLines(st, e, c.rwLines); err != nil {
+	if err := c.ruledResponseLines(st, e, c.rsLines); err != nil {
 		st.diag(err)
 		return dst, false
 	}
-	before, after := c.rs.Resp.Split()
-	dst = appendLines(dst, before)
+	m := &c.rs.Resp
+	if c.ex.svc != nil && c.ex.be != nil && (!st.RespRules.Empty() || !c.ex.svc.RespRules.Empty()) {
+		// Pound learns sessions after its response rules (zproxy's edits
+		// alone leave learning where it was: before them).
+		c.ex.svc.LearnLines(m.Lines, c.ex.be)
+	}
+	c.ex.newBody = x.BodySet
+	if x.DefaultReason {
+		dst = appendStatusLine(dst, x.Status, http.StatusText(x.Status))
+	} else {
+		dst = appendStatusLine(dst, x.Status, x.Reason)
+	}
+	before, after := m.Split()
+	if !c.ex.newBody && !resp.Chunked && resp.BodyKind(c.req.MethodID == http1.MethodHEAD) == http1.BodyLength &&
+		!hasLine(m.Lines, hdrContentLen) {
+		// The rules removed the body's length (Pound's own test replaces
+		// every header): the body then ends with the connection.
+		mode, c.ex.closeCl = connClose, true
+		closeInPlace(before)
+	}
+	dst = c.appendResponseLines(dst, before)
 	if st.FramingInPlace {
 		// The rules may have removed a framing line written in place.
 		placed = framingPlaced(before)
 	}
 	dst = c.appendFramingTail(mode, &placed, dst)
-	return appendLines(dst, after), true
+	return c.appendResponseLines(dst, after), true
+}
+
+// appendResponseLines writes response header lines; a Content-Length
+// goes when a script replaced the body, which has its own.
+func (c *conn) appendResponseLines(dst []byte, lines [][]byte) []byte {
+	for _, l := range lines {
+		if c.ex.newBody && http1.EqualFold(rules.LineName(l), hdrContentLen) {
+			continue
+		}
+		dst = append(dst, l...)
+		dst = append(dst, crlf...)
+	}
+	return dst
+}
+
+// hasLine reports whether a line is named name.
+func hasLine(lines [][]byte, name string) bool {
+	for _, l := range lines {
+		if http1.EqualFold(rules.LineName(l), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// closeLineBytes is closeLine without its CRLF.
+var closeLineBytes = []byte(closeLine[:len(closeLine)-len(crlf)])
+
+// closeInPlace makes a Connection line written in place
+// (Listener.FramingInPlace) say close.
+func closeInPlace(lines [][]byte) {
+	for i, l := range lines {
+		if http1.EqualFold(rules.LineName(l), "Connection") {
+			lines[i] = closeLineBytes
+		}
+	}
 }
 
 // framingPlaced finds the framing lines among lines.

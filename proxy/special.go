@@ -11,7 +11,7 @@ import (
 )
 
 // special serves the Pound 4 special backends: Redirect, Error, Metrics,
-// Control, SendFile, Success and ACME, and lbd's Dashboard. They answer from the proxy itself; none is on the hot
+// Control, SendFile, Success, ACME and LuaBackend, and lbd's Dashboard. They answer from the proxy itself; none is on the hot
 // path, so they may allocate.
 func (c *conn) special(st *Listener, svc *service.Service) bool {
 	b := svc.Special
@@ -39,6 +39,10 @@ func (c *conn) special(st *Listener, svc *service.Service) bool {
 		return c.fileBackend(st, svc)
 	case config.BackendSuccess:
 		return c.success(st, svc)
+	case config.BackendLua:
+		if svc.Lua != nil {
+			return c.luaBackend(st, svc)
+		}
 	}
 	return c.fail(st, 503)
 }

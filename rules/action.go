@@ -16,6 +16,7 @@ type action struct {
 	pat    *config.Pattern // DeleteHeader
 	encode bool
 	what   string // the string's name in expansion errors
+	script *scriptCall
 	src    *config.Action
 	// field is the header name a SetHeader sets, or the one a
 	// DeleteHeader pattern amounts to (config.Pattern.FieldName); "" when
@@ -40,6 +41,11 @@ func (c *compiler) action(a *config.Action) {
 	switch a.Kind {
 	case config.ActSetHeader, config.ActSetURL, config.ActSetPath, config.ActSetQuery, config.ActSetQueryParam:
 		x.tmpl = c.env.template(a.Value)
+	case config.ActLua:
+		var err error
+		if x.script, err = c.script(a.Lua); err != nil && c.err == nil {
+			c.err = err
+		}
 	}
 	switch a.Kind {
 	case config.ActSetHeader:
@@ -76,6 +82,13 @@ func (st *State) act(env *Env, a *action, m *Message) error {
 		m.URL = m.Path()
 		m.URLChanged = true
 		return nil
+	case config.ActLua:
+		mode := ScriptRequest
+		if m == &st.Resp {
+			mode = ScriptResponse
+		}
+		_, err := st.runScript(env, a.script, m, mode)
+		return err
 	}
 	val := a.tmpl.lit
 	if val == nil {

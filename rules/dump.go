@@ -48,7 +48,7 @@ func (p *Program) Listing() []string {
 var leafNames = [...]string{lkURL: "url", lkPath: "path", lkQuery: "query", lkParam: "param",
 	lkHeaderLine: "header", lkHeaderNamed: "header", lkHost: "host", lkMethod: "method",
 	lkString: "string", lkACL: "acl", lkEval: "eval", lkWatched: "watched",
-	lkBasicAuth: "basic_auth", lkTBF: "tbf"}
+	lkBasicAuth: "basic_auth", lkTBF: "tbf", lkLua: "lua"}
 
 func (l *leaf) describe(env *Env) string {
 	var b strings.Builder
@@ -78,6 +78,8 @@ func (l *leaf) describe(env *Env) string {
 		}
 	case lkTBF:
 		fmt.Fprintf(&b, " %q every %dns burst %d", l.subject.src, l.tbf.Interval, l.tbf.Burst)
+	case lkLua:
+		b.WriteString(" " + describeCall(l.script.src))
 	}
 	if l.pat != nil {
 		b.WriteString(" " + describePattern(l.pat))
@@ -127,6 +129,8 @@ func (a *action) describe() string {
 		s += " " + describePattern(a.pat)
 	case a.tmpl != nil && (a.hasVal || a.kind != config.ActSetQueryParam):
 		s += " " + strconv.Quote(a.tmpl.src)
+	case a.script != nil:
+		s += " " + describeCall(a.script.src)
 	}
 	if a.encode {
 		s += " encode"
@@ -167,7 +171,7 @@ func (a *action) describeEdit() string {
 // Listings compiles every program of cfg and lists them by scope, for
 // --dump-config; detached conditions come first.
 func Listings(cfg *config.Config) ([]config.ProgramListing, error) {
-	env, err := NewEnv(cfg)
+	env, err := NewEnvScripts(cfg, listingScripts{})
 	if err != nil {
 		return nil, err
 	}
@@ -241,3 +245,18 @@ func Listings(cfg *config.Config) ([]config.ProgramListing, error) {
 	}
 	return out, services("global", env, cfg.Services)
 }
+
+// describeCall renders a Lua call: the function and its arguments.
+func describeCall(c *config.LuaCall) string {
+	s := strconv.Quote(c.Func)
+	for _, a := range c.Args {
+		s += " " + strconv.Quote(a)
+	}
+	return s
+}
+
+// listingScripts lets a listing compile Lua calls without loading Lua:
+// every function resolves, to nothing that runs.
+type listingScripts struct{}
+
+func (listingScripts) Resolve(*config.LuaCall) (Script, error) { return nil, nil }

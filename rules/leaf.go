@@ -25,6 +25,7 @@ const (
 	lkWatched
 	lkBasicAuth
 	lkTBF
+	lkLua
 )
 
 // leaf is one primitive condition.
@@ -43,9 +44,10 @@ type leaf struct {
 	auth    *config.PasswordFile
 	// field: a header-line pattern that amounts to a field name
 	// (config.Pattern.FieldName) is tested by name.
-	field string
-	tbf   *config.TBF
-	src   *config.Condition
+	field  string
+	tbf    *config.TBF
+	script *scriptCall
+	src    *config.Condition
 }
 
 var kindOf = map[config.CondKind]leafKind{
@@ -69,6 +71,11 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 	case config.CondTBF:
 		l.kind, l.tbf = lkTBF, x.TBF
 		l.subject = c.env.template(x.TBF.Key)
+	case config.CondLua:
+		l.kind = lkLua
+		sc, err := c.script(x.Lua)
+		l.script = sc
+		return l, err
 	case config.CondWatched:
 		l.kind, l.list = lkWatched, x.List
 		t, ok := kindOf[x.Target]
@@ -98,6 +105,9 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 			return l, fmt.Errorf("rules: no condition named %q", x.Name)
 		}
 		l.eval = i
+		if d := c.env.Detached[i]; d != nil && d.scripts {
+			c.scripts = true
+		}
 	}
 	return l, nil
 }
@@ -114,6 +124,8 @@ func (st *State) test(env *Env, l *leaf, m *Message) (bool, error) {
 		return st.basicAuth(l.auth)
 	case lkTBF:
 		return st.tbf(env, l)
+	case lkLua:
+		return st.runScript(env, l.script, m, ScriptMatch)
 	case lkWatched:
 		for _, p := range l.list.Patterns() {
 			if ok, err := st.match(env, l, l.target, p, m); ok || err != nil {

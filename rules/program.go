@@ -28,12 +28,16 @@ type instr struct {
 // Program is a compiled condition list or rule list. The zero Program is
 // empty: as a selection it accepts, as a rewrite it does nothing.
 type Program struct {
-	code []instr
-	env  *Env
+	code    []instr
+	env     *Env
+	scripts bool // it may call Lua
 }
 
 // Empty reports whether running p can have no effect.
 func (p *Program) Empty() bool { return p == nil || len(p.code) <= 1 }
+
+// HasScripts reports whether running p may call a Lua function.
+func (p *Program) HasScripts() bool { return p != nil && p.scripts }
 
 // Env is what compiled rules refer to outside themselves: detached
 // conditions (by index into Detached), the trusted proxies and the
@@ -46,12 +50,19 @@ type Env struct {
 	Consts    []map[string]string
 	// Anonymise hides the last byte of %[remoteip] (global Anonymise).
 	Anonymise bool
+	// Scripts resolves LuaMatch and LuaModify calls; nil when the
+	// configuration has no Lua section.
+	Scripts Scripts
 }
 
 // NewEnv compiles the detached conditions of cfg; the result is shared
 // by every program of that configuration.
-func NewEnv(cfg *config.Config) (*Env, error) {
-	e := &Env{names: map[string]int{}, Forwarded: "X-Forwarded-For", Trusted: cfg.TrustedIP, Anonymise: cfg.Anonymise}
+func NewEnv(cfg *config.Config) (*Env, error) { return NewEnvScripts(cfg, nil) }
+
+// NewEnvScripts is NewEnv with the Lua functions of scripts.
+func NewEnvScripts(cfg *config.Config, scripts Scripts) (*Env, error) {
+	e := &Env{names: map[string]int{}, Forwarded: "X-Forwarded-For", Trusted: cfg.TrustedIP, Anonymise: cfg.Anonymise,
+		Scripts: scripts}
 	if cfg.ForwardedHeader != "" {
 		e.Forwarded = cfg.ForwardedHeader
 	}
@@ -98,9 +109,10 @@ func (e *Env) constant(name string) (string, bool) {
 // compiler accumulates code. Jumps whose targets are not known yet are
 // kept in patch lists (the classic back-patching of boolean code).
 type compiler struct {
-	env  *Env
-	code []instr
-	err  error
+	env     *Env
+	code    []instr
+	err     error
+	scripts bool
 }
 
 // patch names the t (f=false) or f (f=true) slot of instruction i.
@@ -132,7 +144,7 @@ func (e *Env) CompileSelect(conds []*config.Condition) (*Program, error) {
 	t, f := c.and(conds)
 	c.resolve(t, c.emit(instr{op: opAccept}))
 	c.resolve(f, c.emit(instr{op: opReject}))
-	return &Program{code: c.code, env: e}, c.err
+	return &Program{code: c.code, env: e, scripts: c.scripts}, c.err
 }
 
 // CompileRewrite compiles rules in order (a listener's or a service's
@@ -143,7 +155,7 @@ func (e *Env) CompileRewrite(rules []*config.Rule) (*Program, error) {
 		c.rule(r)
 	}
 	c.emit(instr{op: opEnd})
-	return &Program{code: c.code, env: e}, c.err
+	return &Program{code: c.code, env: e, scripts: c.scripts}, c.err
 }
 
 // rule compiles one Rewrite with its Else branches: the first branch

@@ -178,10 +178,20 @@ type State struct {
 	// Location rewrites Location headers for rewrite_location (the
 	// proxy sets it once per connection).
 	Location LocationRewriter
+	// Script is the Lua runtime the request holds, X what its scripts
+	// see beyond the heads (script.go). Dry (the routing explainer's
+	// state; Begin keeps it) calls no Lua function: DryScriptError.
+	Dry        bool
+	Script     ScriptSession
+	X          Exchange
+	scriptArgs [][]byte
+	bodyBuf    []byte
 }
 
 // Begin prepares st for a new request from client.
 func (st *State) Begin(client netip.Addr, detached int) {
+	st.EndScripts()
+	st.X = Exchange{}
 	st.Req.Reset()
 	st.Resp.Reset()
 	st.Client = client

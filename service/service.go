@@ -58,6 +58,14 @@ type Service struct {
 	// setCookie and cookieKeys serve COOKIEINSERT (see Learn).
 	setCookie  map[*backend.Backend][]byte
 	cookieKeys map[*backend.Backend][]byte
+
+	// Global marks a top-level service (Lua sees its name as "/name").
+	Global     bool
+	scriptName string
+	// Lua is a LuaBackend's compiled call; respScripts says whether the
+	// response rules (the service's) call Lua.
+	Lua         *rules.ScriptCall
+	respScripts bool
 }
 
 // Entry is one backend of a service's Listing: a backend, or a matrix
@@ -85,6 +93,8 @@ type Options struct {
 	// Env is the enclosing scope of the rules (the listener's, or the
 	// configuration's for a global service); nil: an empty one.
 	Env *rules.Env
+	// Global marks a top-level service.
+	Global bool
 }
 
 // New compiles a service from its config block.
@@ -107,6 +117,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		Root:      o.Root,
 		Sessions:  o.Sessions,
 		Extractor: o.Extractor,
+		Global:    o.Global,
 	}
 	if s.Listing == nil {
 		for _, b := range s.Backends {
@@ -132,6 +143,16 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 	}
 	if s.RespRules, err = env.CompileRewrite(cfg.Rewrites.Response); err != nil {
 		return nil, err
+	}
+	s.respScripts = s.RespRules.HasScripts()
+	s.scriptName = s.Name
+	if s.Global && s.Name != "" {
+		s.scriptName = "/" + s.Name
+	}
+	if s.Special != nil && s.Special.Kind == config.BackendLua {
+		if s.Lua, err = env.CompileScript(s.Special.Lua); err != nil {
+			return nil, err
+		}
 	}
 	for _, c := range cfg.LogSuppress {
 		s.logMask |= 1 << c
@@ -189,6 +210,37 @@ func (s *Service) Pick(key []byte) *backend.Backend {
 	return s.Algo.Pick()
 }
 
+// minPicker is a balancer that can start at a balancer group.
+type minPicker interface {
+	PickMin(min int) *backend.Backend
+}
+
+// PickMin is Pick restricted to the balancer groups of weight min and
+// above (a Lua script's http.balancer), sessions included.
+func (s *Service) PickMin(key []byte, min int) *backend.Backend {
+	if min <= 0 {
+		return s.Pick(key)
+	}
+	if s.Sessions != nil && key != nil {
+		if b, ok := s.Sessions.Lookup(key); ok && b.Available() && balancer.Tier(b) >= min {
+			return b
+		}
+	}
+	if p, ok := s.Algo.(minPicker); ok {
+		return p.PickMin(min)
+	}
+	return nil
+}
+
+// ScriptName is the service's name as Lua's http.service.name gives it.
+func (s *Service) ScriptName() string { return s.scriptName }
+
+// ScriptLocus is where the service is defined (http.service.locus).
+func (s *Service) ScriptLocus() string { return s.Cfg.Pos.String() }
+
+// RespScripts reports whether the service's response rules call Lua.
+func (s *Service) RespScripts() bool { return s.respScripts }
+
 // SessionKey extracts the session key of req (nil when the service has no
 // sessions or the request carries no key). scratch backs IP keys.
 func (s *Service) SessionKey(req *http1.Request, client netip.Addr, scratch []byte) []byte {
@@ -240,6 +292,17 @@ func (r *Router) Route(st *rules.State) (*Service, error) {
 		}
 	}
 	return nil, nil
+}
+
+// FindService is the first service of the listener (or, global, of the
+// top level) named name: where a Lua script resends a request.
+func (r *Router) FindService(name string, global bool) (rules.ServiceRef, bool) {
+	for _, s := range r.Services {
+		if s.Global == global && s.Name == name {
+			return s, true
+		}
+	}
+	return nil, false
 }
 
 // LoadRequest fills st.Req from a parsed request whose head was read

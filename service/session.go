@@ -6,6 +6,7 @@ import (
 
 	"lbd/backend"
 	"lbd/http1"
+	"lbd/rules"
 	"lbd/session"
 )
 
@@ -52,4 +53,22 @@ func (s *Service) Learn(headers []http1.Header, b *backend.Backend) []byte {
 		s.Pin(key, b)
 	}
 	return nil
+}
+
+// LearnLines learns a COOKIE or HEADER key from the response's header
+// lines as the response rules left them: Pound learns after its rules,
+// so a Set-Cookie a Lua script (cookie injection) or SetHeader adds
+// starts a session too.
+func (s *Service) LearnLines(lines [][]byte, b *backend.Backend) {
+	if s.Sessions == nil || s.Extractor.Type != session.Cookie && s.Extractor.Type != session.Header {
+		return
+	}
+	var one [1]http1.Header
+	for _, l := range lines {
+		one[0] = http1.Header{Name: rules.LineName(l), Value: rules.LineValue(l)}
+		if key := s.Extractor.ResponseKey(one[:]); key != nil {
+			s.Pin(key, b)
+			return
+		}
+	}
 }

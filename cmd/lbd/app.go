@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"lbd/lua"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -87,7 +89,7 @@ func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.
 		},
 		Action: func(ctx *cli.Context) error {
 			if ctx.Bool("V") {
-				fmt.Fprintf(stdout, "%s (lbd) %s\n", prog, Version)
+				fmt.Fprintf(stdout, "%s (lbd) %s\n\n%s", prog, Version, features())
 				return nil
 			}
 			if ctx.NArg() > 0 {
@@ -100,6 +102,18 @@ func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.
 			return nil
 		},
 	}
+}
+
+// features lists what this build has, as Pound's -V does.
+func features() string {
+	l := "Lua support:                disabled (built without liblua5.4-dev)\n"
+	if lua.Available {
+		l = "Lua support:                enabled (" + lua.Version + ")\n"
+	}
+	return "Built-in defaults:\n\n" +
+		"Regex types:                POSIX (RE2), PCRE (regexp2)\n" +
+		"Dynamic backends:           enabled\n" +
+		"FS event monitoring:        inotify\n" + l
 }
 
 // splitGlued turns Pound's glued -WFEATURE into -W FEATURE and leaves

@@ -16,6 +16,7 @@ import (
 
 	"lbd/config"
 	"lbd/engine"
+	"lbd/lua"
 	"lbd/rules"
 )
 
@@ -53,6 +54,12 @@ func run(o *options) int {
 		os.Stdout.Write(append(js, '\n'))
 		return exitOK
 	case o.check:
+		if err := checkLua(cfg); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(os.Stderr, "%s: %s\n", o.prog, line)
+			}
+			return exitErr
+		}
 		if o.verbose {
 			fmt.Fprintf(os.Stdout, "%s: %s dialect: %s\n", o.prog, cfg.Dialect, cfg.DialectReason)
 			fmt.Fprintf(os.Stdout, "%s: Config file %s is OK\n", o.prog, o.configFile)
@@ -65,12 +72,25 @@ func run(o *options) int {
 	return serve(o, cfg)
 }
 
+// checkLua loads the Lua sources as -c must (Pound loads them to check
+// that every function called exists): the global state and one
+// per-thread state are enough for that.
+func checkLua(cfg *config.Config) error {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	rt, err := lua.New(cfg, lua.Options{Threads: 1, Log: log})
+	if rt != nil {
+		rt.Unref()
+	}
+	return err
+}
+
 // loadOptions applies Pound's -W features; unknown ones are ignored, as
 // Pound does.
 func loadOptions(o *options) config.LoadOptions {
 	// Pound 4.23 warns about deprecated statements by default; as pound,
 	// lbd also stops reporting at the first error, as Pound's parser does.
-	lo := config.LoadOptions{WarnDeprecated: true, FirstError: o.prog == "pound"}
+	lo := config.LoadOptions{WarnDeprecated: true, FirstError: o.prog == "pound", NoLua: !lua.Available}
 	switch {
 	case o.control != "":
 		lo.Dialect, lo.DialectWhy = config.DialectZproxy, "started with -C (zproxy's command line)"
@@ -185,7 +205,10 @@ func serve(o *options, cfg *config.Config) int {
 		return exitErr
 	}
 	if err := d.start(cfg, access, inh, pred); err != nil {
-		log.Errorf("%v", err)
+		// One line per error (a Lua section can fail at several calls).
+		for _, line := range strings.Split(err.Error(), "\n") {
+			log.Error(line)
+		}
 		pred.answer(err)
 		d.notify.stopping("start failed: " + err.Error())
 		return exitErr
