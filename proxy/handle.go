@@ -41,6 +41,9 @@ type exchange struct {
 	// while the body streams; prefer the backend a resend to the same
 	// service goes to.
 	forwarded, scripted, kept, resend, newBody bool
+	// logged: the exchange's access log line is written; a failure deep
+	// in forwarding logs it, and the caller must not log it again.
+	logged bool
 	capture                                    int64
 	prefer                                     *backend.Backend
 }
