@@ -43,9 +43,9 @@ type exchange struct {
 	forwarded, scripted, kept, resend, newBody bool
 	// logged: the exchange's access log line is written; a failure deep
 	// in forwarding logs it, and the caller must not log it again.
-	logged bool
-	capture                                    int64
-	prefer                                     *backend.Backend
+	logged  bool
+	capture int64
+	prefer  *backend.Backend
 }
 
 // handle serves the request whose head is at buf[r:]. It reports whether
