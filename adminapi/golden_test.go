@@ -60,6 +60,13 @@ func TestPoundGolden(t *testing.T) {
 	noControl.st.ControlSocket = ""
 	extra := newFake()
 	extra.st.Listeners = append(extra.st.Listeners, tunnelListener(), filesListener())
+	limits := newFake()
+	limits.st.Listeners[0].Limits = Limits{PasswordFiles: []PasswordFile{{Path: "/etc/lbd/admins", Generation: 1, Users: 2}}}
+	limits.st.Listeners[0].Services[0].Limits = Limits{
+		RateLimits: []RateLimit{{Key: "%[jwt sub]", Interval: 100 * time.Millisecond, Burst: 20, Buckets: 3},
+			{Key: "%[remoteip 0]", Interval: 2 * time.Second, Burst: 1}},
+		PasswordFiles: []PasswordFile{{Path: "/etc/lbd/users", Watched: true, Generation: 4, Users: 12}},
+	}
 	tests := []struct {
 		name, path string
 		ctl        *fakeCtl
@@ -88,6 +95,8 @@ func TestPoundGolden(t *testing.T) {
 		{name: "pound_no_control_listener", path: "/listener/0", ctl: noControl},
 		{name: "pound_listener_tunnel", path: "/listener/3", ctl: extra},
 		{name: "pound_listener_files", path: "/listener/4?indent=2", ctl: extra},
+		{name: "pound_listener_limits", path: "/listener/1", ctl: limits},
+		{name: "pound_service_limits", path: "/listener/1/0?indent=2", ctl: limits},
 		{name: "pound_log", path: "/log"},
 		{name: "pound_log_index", path: "/log/2"},
 		{name: "pound_log_name", path: "/log/main"},

@@ -86,6 +86,8 @@ func (e *jsonEncoder) value(v any, level int) {
 		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
 	case int64:
 		e.buf = strconv.AppendInt(e.buf, x, 10)
+	case uint64:
+		e.buf = strconv.AppendUint(e.buf, x, 10)
 	case jfixed:
 		e.buf = strconv.AppendFloat(e.buf, finite(float64(x)), 'f', 0, 64)
 	case jreal:

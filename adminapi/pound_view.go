@@ -270,7 +270,35 @@ func (v *poundView) listener(l *Listener) jobject {
 	if l.HTTPS {
 		o = o.add("nohttps11", l.NoHTTPS11)
 	}
-	return o.add("protocol", l.protocol())
+	return poundLimits(o.add("protocol", l.protocol()), &l.Limits)
+}
+
+// poundLimits adds lbd's "tbf" and "basic_auth" members to an object
+// that has any, so Pound's objects stay as Pound prints them otherwise.
+func poundLimits(o jobject, lm *Limits) jobject {
+	if len(lm.RateLimits) > 0 {
+		a := make(jarray, len(lm.RateLimits))
+		for i, r := range lm.RateLimits {
+			a[i] = jobject{}.
+				add("buckets", r.Buckets).
+				add("burst", r.Burst).
+				add("interval", r.Interval.Nanoseconds()).
+				add("key", r.Key)
+		}
+		o = o.add("tbf", a)
+	}
+	if len(lm.PasswordFiles) > 0 {
+		a := make(jarray, len(lm.PasswordFiles))
+		for i, f := range lm.PasswordFiles {
+			a[i] = jobject{}.
+				add("file", f.Path).
+				add("generation", f.Generation).
+				add("users", f.Users).
+				add("watch", f.Watched)
+		}
+		o = o.add("basic_auth", a)
+	}
+	return o
 }
 
 // poundAddress prints a listener address as Pound's addr2str: ip:port,
@@ -312,13 +340,13 @@ func poundService(s *Service, stats bool) jobject {
 		}
 		sessions = a
 	}
-	return jobject{}.
+	return poundLimits(jobject{}.
 		add("backends", backends).
 		add("enabled", s.Enabled).
 		add("kind", "service").
 		add("name", strOrNull(s.Name)).
 		add("session_type", s.sessionType()).
-		add("sessions", sessions)
+		add("sessions", sessions), &s.Limits)
 }
 
 // poundBackend serialises a backend with its type-specific members.

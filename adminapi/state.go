@@ -81,6 +81,35 @@ type Listener struct {
 	Connections, Pending int64
 
 	Services []Service
+	// Limits are the TBF filters and BasicAuth files the listener's own
+	// rules use (lbd; the Pound dialect shows them when there are some).
+	Limits Limits
+}
+
+// Limits are the rate limits and password files of a listener or a
+// service (lbd's addition to Pound's objects).
+type Limits struct {
+	RateLimits    []RateLimit
+	PasswordFiles []PasswordFile
+}
+
+// RateLimit is a TBF condition: its key as written, the time per token
+// and the bucket size, and how many buckets (keys) it holds now.
+type RateLimit struct {
+	Key      string
+	Interval time.Duration
+	Burst    uint64
+	Buckets  int
+}
+
+// PasswordFile is a BasicAuth file: its path, whether it is followed,
+// the generation of its content (1 as read at load, one more for every
+// change picked up since) and its number of users.
+type PasswordFile struct {
+	Path       string
+	Watched    bool
+	Generation uint64
+	Users      int
 }
 
 // Service is one Service block with its backends and session table.
@@ -100,6 +129,9 @@ type Service struct {
 	// index in this slice is its Pound index and its zproxy index.
 	Backends []Backend
 	Sessions []Session
+	// Limits are the TBF filters and BasicAuth files of the service's
+	// conditions and rules.
+	Limits Limits
 	// SessionCount is the number of sessions; a Summary fills it without
 	// listing Sessions.
 	SessionCount int

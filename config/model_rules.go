@@ -43,13 +43,21 @@ type PasswordFile struct {
 	Path  string `json:"path"`
 	Watch bool   `json:"watch,omitempty"`
 	live  atomic.Pointer[htpasswd.File]
+	gen   atomic.Uint64
 }
 
 // Current is the file's content now; nil until it has been read.
 func (p *PasswordFile) Current() *htpasswd.File { return p.live.Load() }
 
 // Set installs new content (the loader and the watcher call it).
-func (p *PasswordFile) Set(f *htpasswd.File) { p.live.Store(f) }
+func (p *PasswordFile) Set(f *htpasswd.File) {
+	p.live.Store(f)
+	p.gen.Add(1)
+}
+
+// Generation counts the contents installed since the configuration was
+// loaded: 1 is the file as read at load, 0 a file not read yet.
+func (p *PasswordFile) Generation() uint64 { return p.gen.Load() }
 
 // TBF is a token bucket filter condition: Key is expanded per request
 // and names the bucket; one token is added every Interval nanoseconds,

@@ -34,9 +34,19 @@ type Pattern struct {
 	PCRE bool            `json:"pcre,omitempty"`
 	Re   *regexp.Regexp  `json:"-"`
 	Re2  *regexp2.Regexp `json:"-"`
-	// lit is the plain matcher a literal regex reduces to (literalOf).
-	lit    *Pattern
-	foldKS bool // lit folds k or s: non-ASCII subjects go to the regex
+	// lits are the plain matchers a regex of literals reduces to
+	// (literalSet): it matches where one of them does.
+	lits []*Pattern
+	// foldKS: a literal of a case-folding regex that has k or s, which
+	// regexp also folds with the Kelvin sign and the long s (matchLit).
+	foldKS bool
+	// anchor is a byte of a plain -contain Text to search for with
+	// IndexByte (both cases in anchorLo/Up), at offset anchorAt; with
+	// anchorExact no k or s comes before it, so it is at that offset in
+	// any match.
+	anchorOK, anchorExact bool
+	anchorAt              int
+	anchorLo, anchorUp    byte
 }
 
 // CondKind names a service condition.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"regexp"
 	"regexp/syntax"
-	"strings"
 	"time"
 
 	"github.com/dlclark/regexp2"
@@ -107,6 +106,7 @@ func NewPCREPattern(text string, icase bool) (*Pattern, error) {
 func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, error) {
 	p := &Pattern{Kind: kind, Text: text, IgnoreCase: icase}
 	if kind != MatchRegex {
+		p.setAnchor()
 		return p, nil
 	}
 	if pcre {
@@ -130,56 +130,11 @@ func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, erro
 		return nil, errors.New("invalid regular expression: " + err.Error())
 	}
 	p.Re = re
-	if p.lit = literalOf(expr); p.lit != nil && p.lit.IgnoreCase {
-		// Only k and s fold with non-ASCII letters (the Kelvin sign, the
-		// long s); other literals compare by ASCII rules on any subject.
-		p.foldKS = strings.ContainsAny(p.lit.Text, "kKsS")
+	p.lits = literalSet(expr)
+	for _, l := range p.lits {
+		p.foldKS = p.foldKS || l.foldKS
 	}
 	return p, nil
-}
-
-// literalOf recognises a regex that is a plain ASCII string, optionally
-// anchored at either end and case-folded ("^Cookie:", "(?i)x-block",
-// "\\.html$"), and returns the equivalent plain matcher: Go's regexp
-// backtracks such patterns position by position, while a plain
-// comparison is a few nanoseconds. Groups still come from the regex.
-func literalOf(expr string) *Pattern {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	re = re.Simplify()
-	subs := []*syntax.Regexp{re}
-	if re.Op == syntax.OpConcat {
-		subs = re.Sub
-	}
-	begin := len(subs) > 0 && subs[0].Op == syntax.OpBeginText
-	if begin {
-		subs = subs[1:]
-	}
-	end := len(subs) > 0 && subs[len(subs)-1].Op == syntax.OpEndText
-	if end {
-		subs = subs[:len(subs)-1]
-	}
-	if len(subs) != 1 || subs[0].Op != syntax.OpLiteral {
-		return nil
-	}
-	lit := subs[0]
-	for _, r := range lit.Rune {
-		if r >= 0x80 {
-			return nil
-		}
-	}
-	kind := MatchContain
-	switch {
-	case begin && end:
-		kind = MatchExact
-	case begin:
-		kind = MatchPrefix
-	case end:
-		kind = MatchSuffix
-	}
-	return &Pattern{Kind: kind, Text: string(lit.Rune), IgnoreCase: lit.Flags&syntax.FoldCase != 0}
 }
 
 // MatchString reports whether s matches. It does not allocate (except
@@ -189,8 +144,15 @@ func (p *Pattern) MatchString(s string) bool {
 	case p.Re2 != nil:
 		ok, err := p.Re2.MatchString(s)
 		return ok && err == nil // err: the match timed out, see newPCRE
-	case p.lit != nil && !(p.foldKS && hasNonASCII(foldWindow(p.lit, s))):
-		return plainMatch(p.lit, s)
+	case p.lits != nil:
+		for _, l := range p.lits {
+			if plainMatch(l, s) {
+				return true
+			}
+		}
+		// No ASCII comparison holds: only a k or an s folded with the
+		// Kelvin sign or the long s could still make the regex match.
+		return p.foldKS && hasFoldKSString(s) && p.Re.MatchString(s)
 	case p.Kind == MatchRegex:
 		return p.Re.MatchString(s)
 	}
@@ -203,12 +165,20 @@ func (p *Pattern) Match(s []byte) bool {
 	switch {
 	case p.Re2 != nil:
 		return p.MatchString(string(s))
-	case p.lit != nil && !(p.foldKS && hasNonASCII(foldWindow(p.lit, s))):
-		return plainMatch(p.lit, s)
+	case p.lits != nil:
+		undecided := false
+		for _, l := range p.lits {
+			ok, unsure := matchLit(l, s)
+			if ok {
+				return true
+			}
+			undecided = undecided || unsure
+		}
+		return undecided && p.Re.Match(s)
 	case p.Kind == MatchRegex:
 		return p.Re.Match(s)
 	}
-	return plainMatch(p, s)
+	return matchBytes(p, s)
 }
 
 // SubmatchIndex returns the group offsets of the first match in s (as
@@ -267,32 +237,6 @@ func newPCRE(text string, icase bool) (*regexp2.Regexp, error) {
 	}
 	re.MatchTimeout = pcreTimeout
 	return re, nil
-}
-
-// hasNonASCII reports whether s has a byte a case-folded literal with k
-// or s cannot compare by ASCII rules (regexp folds K with the Kelvin
-// sign, S with the long s).
-func hasNonASCII[S ~string | ~[]byte](s S) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return true
-		}
-	}
-	return false
-}
-
-// foldWindow is the part of s a literal's match can cover: a prefix or
-// suffix one spans at most 3 bytes per letter (the Kelvin sign's UTF-8).
-func foldWindow[S ~string | ~[]byte](lit *Pattern, s S) S {
-	n := 3 * len(lit.Text)
-	switch {
-	case n >= len(s):
-	case lit.Kind == MatchPrefix:
-		return s[:n]
-	case lit.Kind == MatchSuffix:
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 func plainMatch[S ~string | ~[]byte](p *Pattern, s S) bool {

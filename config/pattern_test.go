@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -130,7 +131,17 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 		{"exact", "^GET$", false, true, []string{"GET", "GETS", "get"}},
 		{"k folds to the Kelvin sign: the regex decides non-ASCII subjects", "kk", true, true, []string{"KK", "\u212ak", "kK"}},
 		{"no k or s: ASCII rules on any subject", "x-bar", true, true, []string{"X-BAR \u212a", "\u00e9x-Bar", "x-ba"}},
-		{"alternation is a regex", "^(GET|HEAD)$", false, false, []string{"GET", "HEAD", "PUT"}},
+		{"k after the anchor", "x-kk", true, true, []string{"aX-\u212aK", "x-\u212a", "x-kK", "-kk"}},
+		{"k before the anchor", "kk-x", true, true, []string{"\u212a\u212a-X", "zk\u212a-x", "k-x"}},
+		{"k in a suffix", "ks$", true, true, []string{"a\u212a\u017f", "aKS", "ks!"}},
+		{"an alternation of strings is compared", "^(GET|HEAD)$", false, true, []string{"GET", "HEAD", "PUT", "GETS", "HEA"}},
+		{"a factored alternation too", "^(POST|PUT|PATCH)", true, true, []string{"post", "PUTX", "PATC", "patch", "GET"}},
+		{"s folds to the long s", "^(x-Sid|y)$", true, true, []string{"x-sid", "x-ſid", "y", "Y", "x-si"}},
+		{"contained, found by a byte that has one case", "a-b", true, true, []string{"xxA-Byy", "a-", "-b", "aa-b", "A-BA-b"}},
+		{"contained, letters only", "Host", true, true, []string{"xhOsT", "hos", "hhost", "HOS T"}},
+		{"contained, case kept", "Ab", false, true, []string{"xAb", "ab", "AB", "AAb"}},
+		{"too many strings stay a regex", "(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)(x|y)", false, false, []string{"ax", "qy", "z"}},
+		{"a class stays a regex", "^[ab]x$", false, false, []string{"ax", "cx"}},
 		{"non-ASCII stays a regex", "é", true, false, []string{"É", "e"}},
 	}
 	for _, tc := range cases {
@@ -139,8 +150,8 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (p.lit != nil) != tc.plain {
-				t.Fatalf("reduced to a plain matcher: %v, want %v", p.lit != nil, tc.plain)
+			if (p.lits != nil) != tc.plain {
+				t.Fatalf("reduced to plain matchers: %v, want %v", p.lits != nil, tc.plain)
 			}
 			for _, s := range tc.subjects {
 				if got, want := p.MatchString(s), p.Re.MatchString(s); got != want {
@@ -149,6 +160,60 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 				if got, want := p.Match([]byte(s)), p.Re.MatchString(s); got != want {
 					t.Errorf("%q as bytes: %v, the regex says %v", s, got, want)
 				}
+			}
+		})
+	}
+}
+
+// FuzzLiteralRegexes: a regex reduced to plain comparisons answers as the
+// regex does on any subject.
+func FuzzLiteralRegexes(f *testing.F) {
+	for _, c := range [][2]string{{"^(GET|HEAD)$", "HEAD"}, {"X-Block", "x-bloc\u212a"}, {"^Cookie:", "cOOkie:"},
+		{"a-b|c", "xA-b"}, {"(?i)s", "\u017f"}, {"\\.html$", "/a.HTML"}, {"x-kk", "aX-\u212ak"},
+		{"kk-x", "\u212a\u212a-X"}, {"s$", "x\u017f"}, {"^(k|s)$", "\u212a"}} {
+		f.Add(c[0], c[1], true)
+	}
+	f.Fuzz(func(t *testing.T, expr, subject string, icase bool) {
+		p, err := NewPattern(MatchRegex, expr, icase)
+		if err != nil || p.lits == nil {
+			return
+		}
+		if got, want := p.MatchString(subject), p.Re.MatchString(subject); got != want {
+			t.Fatalf("%q on %q: %v, the regex says %v", expr, subject, got, want)
+		}
+		if got, want := p.Match([]byte(subject)), p.Re.MatchString(subject); got != want {
+			t.Fatalf("%q on %q as bytes: %v, the regex says %v", expr, subject, got, want)
+		}
+	})
+}
+
+func TestFieldName(t *testing.T) {
+	cases := []struct {
+		name  string
+		kind  PatternKind
+		text  string
+		icase bool
+		want  string // "" : not a field name
+	}{
+		{"regex prefix with colon", MatchRegex, "^Cookie:", true, "Cookie"},
+		{"-beg with colon", MatchPrefix, "X-Forwarded-For:", true, "X-Forwarded-For"},
+		{"no colon: Cookies would match too", MatchRegex, "^Cookie", true, ""},
+		{"case kept: the name's case matters", MatchRegex, "^Cookie:", false, ""},
+		{"not anchored", MatchRegex, "Cookie:", true, ""},
+		{"more than the name", MatchRegex, "^Cookie: a", true, ""},
+		{"alternation", MatchRegex, "^(Cookie|Host):", true, ""},
+		{"not a token", MatchRegex, "^X Y:", true, ""},
+		{"a real regex", MatchRegex, "^X-[a-z]+:", true, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewPattern(tc.kind, tc.text, tc.icase)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := p.FieldName()
+			if !strings.EqualFold(got, tc.want) || ok != (tc.want != "") {
+				t.Errorf("FieldName() = %q, %v; want %q", got, ok, tc.want)
 			}
 		})
 	}

@@ -390,15 +390,22 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 		st.Router.Services = append(st.Router.Services, b.next.global...)
 	}
 	st.Errors = proxy.NewErrorPages(cfg.Dialect, errorBodies(l.ErrorFiles))
-	ec := proxy.EditsConfig{Dialect: cfg.Dialect, Listener: l, Anonymise: cfg.Anonymise}
-	st.Edits = proxy.NewEdits(ec)
+	var err error
+	if st.Edits, err = b.edits(l, nil, env); err != nil {
+		return nil, err
+	}
 	st.SvcEdits = make(map[*service.Service]*proxy.HeaderEdits, len(st.Router.Services))
 	for _, s := range st.Router.Services {
-		ec.Service = s.Cfg
-		st.SvcEdits[s] = proxy.NewEdits(ec)
+		if st.SvcEdits[s], err = b.edits(l, s.Cfg, env); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Dialect == config.DialectZproxy {
+		// zproxy's order: its edits program rebuilds X-Forwarded-For,
+		// the X-SSL-* lines come last, response framing stays in place.
+		st.Forwarded, st.TLSHeadersLast, st.FramingInPlace = false, true, true
 	}
 	st.Log = accessLog(cfg, l)
-	var err error
 	if st.ReqRules, err = env.CompileRewrite(l.Rewrites.Request); err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Pos, err)
 	}
@@ -409,6 +416,23 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 	st.Combine = cfg.CombineHeaders
 	st.Diag = func(msg string) { b.log.Warn(msg) }
 	return st, nil
+}
+
+// edits compiles what the proxy does to requests routed to service s of
+// listener l (s nil: the listener's own replies) beside the listener's
+// and the service's programs: zproxy's header and URL directives, and
+// Pound's RewriteLocation, which the proxy applies in place.
+func (b *builder) edits(l *config.Listener, s *config.Service, env *rules.Env) (*proxy.HeaderEdits, error) {
+	ec := proxy.EditsConfig{Listener: l, Service: s, Anonymise: b.cfg.Anonymise}
+	if b.cfg.Dialect != config.DialectZproxy {
+		ec.LocationInPlace = true
+		return proxy.NewEdits(ec), nil
+	}
+	var err error
+	if ec.Req, ec.Resp, err = env.CompileZproxyEdits(rules.NewZproxyEdits(b.cfg, l, s)); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Pos, err)
+	}
+	return proxy.NewEdits(ec), nil
 }
 
 // forwarded reports whether X-Forwarded-* headers are added (Pound 4

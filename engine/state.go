@@ -87,8 +87,10 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 			v.Pending = v.Connections
 			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
 		}
+		v.Limits = limitsView(config.ListenerLimits(l, g.cfg.Detached))
 		for _, s := range g.services[i] {
 			sv := e.serviceView(s, now, sessions)
+			sv.Limits = limitsView(config.ServiceLimits(s.Cfg, g.cfg.Detached))
 			for j := range sv.Backends {
 				sv.Backends[j].Tunnel = l.Tunnel
 			}
@@ -97,9 +99,29 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 		st.Listeners = append(st.Listeners, v)
 	}
 	for _, s := range g.global {
-		st.Services = append(st.Services, e.serviceView(s, now, sessions))
+		sv := e.serviceView(s, now, sessions)
+		sv.Limits = limitsView(config.ServiceLimits(s.Cfg, g.cfg.Detached))
+		st.Services = append(st.Services, sv)
 	}
 	return st
+}
+
+// limitsView is the state of rate limits and password files now.
+func limitsView(lm config.Limits) adminapi.Limits {
+	var v adminapi.Limits
+	for _, t := range lm.TBFs {
+		v.RateLimits = append(v.RateLimits, adminapi.RateLimit{
+			Key: t.Key, Interval: time.Duration(t.Interval), Burst: uint64(t.Burst), Buckets: t.Limiter.InUse(),
+		})
+	}
+	for _, f := range lm.Files {
+		pf := adminapi.PasswordFile{Path: f.Path, Watched: f.Watch, Generation: f.Generation()}
+		if cur := f.Current(); cur != nil {
+			pf.Users = cur.Len()
+		}
+		v.PasswordFiles = append(v.PasswordFiles, pf)
+	}
+	return v
 }
 
 // boundAddress is the address a socket is bound to, for a listener whose

@@ -163,3 +163,25 @@ func TestSemanticsAccessLogAfterLargeBodies(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSemanticsAccessLogOneLinePerFailure: a request whose backend
+// refuses the connection, or is known dead, is logged once, as any other.
+func TestSemanticsAccessLogOneLinePerFailure(t *testing.T) {
+	port := freePort(t)
+	p := startLBD(t, "Daemon 0\nAlive 30\nLogLevel 1\nListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n"+
+		"\tService\n\t\tBackEnd\n\t\t\tAddress 127.0.0.1\n\t\t\tPort "+strconv.Itoa(port)+"\n\t\tEnd\n\tEnd\nEnd\n")
+	const n = 3
+	for i := 0; i < n; i++ {
+		semSend(t, p.addr, "GET /down"+strconv.Itoa(i)+" HTTP/1.1\nHost: x\n\n")
+	}
+	count := func() int { return strings.Count(p.out.String(), "GET /down") }
+	for deadline := time.Now().Add(5 * time.Second); count() < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // a second line would follow the first at once
+	for i := 0; i < n; i++ {
+		if got := strings.Count(p.out.String(), "GET /down"+strconv.Itoa(i)+" "); got != 1 {
+			t.Errorf("request %d logged %d times:\n%s", i, got, p.out.String())
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +180,47 @@ func TestZproxyHTTPSIsHTTP11(t *testing.T) {
 				t.Errorf("ALPN %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestZproxyEditsOnTheWire: every zproxy header and URL directive at
+// once, through a zproxy file and the real binary, in both directions.
+// The backend sees the received lines in place, then the replaced one,
+// X-Forwarded-For, the added line, the Host of RewriteHost and the
+// Destination of RewriteDestination; the client sees the backend's lines
+// but the removed and replaced ones in place, then the replaced one, the
+// rewritten Location, the added line and Strict-Transport-Security.
+func TestZproxyEditsOnTheWire(t *testing.T) {
+	be := semStartEcho(t, "127.0.0.2", "one", func(string) string {
+		return "Server: backend/1\r\nX-Ver: v7\r\nLocation: http://127.0.0.2:" + "{BEPORT}" + "/v1/next\r\nX-Tail: 1\r\n"
+	})
+	beport := strconv.Itoa(be.port)
+	inner := be.extra
+	be.extra = func(h string) string { return strings.ReplaceAll(inner(h), "{BEPORT}", beport) }
+	listener := zproxyMark + "\txHTTP 2\n\tRewriteHost 1\n\tRewriteDestination 1\n\tRewriteLocation 1 1\n" +
+		"\tAddRequestHeader \"X-Req-Added: 1\"\n\tRemoveRequestHeader \"^Cookie\"\n" +
+		"\tReplaceHeader Request \"^User-Agent\" \"curl/(.*)\" \"agent $1\"\n" +
+		"\tAddResponseHeader \"X-Resp-Added: 1\"\n\tRemoveResponseHeader \"^Server\"\n" +
+		"\tReplaceHeader Response \"^X-Ver\" \"v([0-9]+)\" \"version $1\"\n"
+	service := "\t\tRewriteUrl \"^/api/(v1)/\" \"/$1/\" last\n\t\tStrictTransportSecurity 60\n" + be.block("BackEnd")
+	p := startLBD(t, semConfig("", listener, service))
+	req := "MOVE /api/v1/users?id=3 HTTP/1.1\r\nUser-Agent: curl/8.5\r\nHost: public.example\r\nCookie: c=1\r\n" +
+		"X-Forwarded-For: 192.0.2.7\r\nDestination: http://public.example/api/v1/other\r\nAccept: */*\r\n\r\n"
+	raw, _ := rawExchange(t, p.addr, []byte(req), time.Second)
+	head, body, ok := strings.Cut(string(raw), "\r\n\r\n")
+	if !ok {
+		t.Fatalf("no response head in %q", raw)
+	}
+	wantReq := "MOVE /v1/users?id=3 HTTP/1.1\r\nAccept: */*\r\nUser-Agent: agent 8.5\r\n" +
+		"X-Forwarded-For: 192.0.2.7, 127.0.0.1\r\nX-Req-Added: 1\r\nHost: " + be.addr() + "\r\n" +
+		"Destination: http://" + be.addr() + "/api/v1/other\r\n\r\n"
+	if body != wantReq {
+		t.Errorf("backend got\n%q\nwant\n%q", body, wantReq)
+	}
+	wantResp := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(wantReq)) +
+		"\r\nX-Backend: one\r\nX-Tail: 1\r\nX-Ver: version 7\r\nLocation: http://public.example/api/v1/next\r\n" +
+		"X-Resp-Added: 1\r\nStrict-Transport-Security: max-age=60"
+	if head != wantResp {
+		t.Errorf("client got\n%q\nwant\n%q", head, wantResp)
 	}
 }

@@ -30,6 +30,31 @@ type listener struct {
 	Services []service `json:"services"`
 	// Connections is zproxy's count of open client connections.
 	Connections *int64 `json:"connections,omitempty"`
+	limits
+}
+
+// limits are lbd's members of Pound's listener and service objects: the
+// TBF filters and BasicAuth files the object's conditions and rules use.
+type limits struct {
+	TBF       []tbfState  `json:"tbf,omitempty"`
+	BasicAuth []authState `json:"basic_auth,omitempty"`
+}
+
+// tbfState is a TBF condition: key, nanoseconds per token, bucket size,
+// buckets in use.
+type tbfState struct {
+	Key      string `json:"key"`
+	Interval int64  `json:"interval"`
+	Burst    uint64 `json:"burst"`
+	Buckets  int    `json:"buckets"`
+}
+
+// authState is a BasicAuth password file and its content's generation.
+type authState struct {
+	File       string `json:"file"`
+	Generation uint64 `json:"generation"`
+	Users      int    `json:"users"`
+	Watch      bool   `json:"watch"`
 }
 
 // service is a service object; Sessions is null without a session type.
@@ -40,6 +65,7 @@ type service struct {
 	Name        *string   `json:"name"`
 	SessionType string    `json:"session_type"`
 	Sessions    []session `json:"sessions"`
+	limits
 }
 
 // backend is a backend object of any type (backend, redirect, error,

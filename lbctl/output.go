@@ -149,6 +149,9 @@ func (r *runner) printObject(cn *conn, o *object, reply []byte) error {
 	if err := writeTable(r.env.Stdout, o.rows()); err != nil {
 		return err
 	}
+	if err := writeLimits(r.env.Stdout, o); err != nil {
+		return err
+	}
 	if o.doc != nil {
 		listCluster(r.env.Stdout, cn)
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"lbd/adminapi"
 )
 
 // poundListing is poundctl's default output for the fixture.
@@ -126,6 +129,31 @@ func runCases(t *testing.T, cases []cmdCase, server func(*testing.T, cmdCase) (s
 	}
 }
 
+// withLimits gives the fixture's listener a password file and its
+// service "web" two rate limits and another password file.
+func withLimits(fc *fakeController) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	l := &fc.st.Listeners[0]
+	l.Limits.PasswordFiles = []adminapi.PasswordFile{{Path: "/etc/lbd/admins", Generation: 1, Users: 2}}
+	l.Services[0].Limits = adminapi.Limits{
+		RateLimits: []adminapi.RateLimit{{Key: "%[jwt sub]", Interval: 100 * time.Millisecond, Burst: 20, Buckets: 3},
+			{Key: "%[remoteip 0]", Interval: 2 * time.Second, Burst: 1}},
+		PasswordFiles: []adminapi.PasswordFile{{Path: "/etc/lbd/users", Watched: true, Generation: 4, Users: 12}},
+	}
+}
+
+// limitsTable is what the table of /1 adds for withLimits.
+const limitsTable = `
+PATH  TBF KEY        RATE   BURST  BUCKETS
+/1/0  %[jwt sub]     10/s   20     3
+/1/0  %[remoteip 0]  0.5/s  1      0
+
+PATH  BASICAUTH FILE   GENERATION  USERS  WATCHED
+/1    /etc/lbd/admins  1           2      no
+/1/0  /etc/lbd/users   4           12     yes
+`
+
 func TestPoundDialect(t *testing.T) {
 	cases := []cmdCase{
 		{name: "poundctl default listing", prog: "poundctl", out: poundListing},
@@ -138,6 +166,16 @@ func TestPoundDialect(t *testing.T) {
 		{name: "list raw json", args: []string{"-j", "list", "/1/0/0"}, outHas: []string{`"address":"10.0.0.1:80", "alive":true`}},
 		{name: "list json indented", args: []string{"-j", "-i", "2", "list", "/1/0/0"}, outHas: []string{"{\n  \"address\": \"10.0.0.1:80\",\n"}},
 		{name: "list quiet", args: []string{"-q", "list", "/1/1"}, out: "/1/1\n/1/1/0\n"},
+		{name: "table with rate limits and password files", args: []string{"list", "/1"}, setup: withLimits,
+			outHas: []string{"/1/1/0  redirect  -     301 http://example.org  active    1     0       -      0         -        -\n" + limitsTable}},
+		{name: "service table with its limits only", args: []string{"list", "/1/0"}, setup: withLimits,
+			outHas: []string{"\n\nPATH  TBF KEY        RATE   BURST  BUCKETS\n/1/0  %[jwt sub]     10/s   20     3\n",
+				"\nPATH  BASICAUTH FILE  GENERATION  USERS  WATCHED\n/1/0  /etc/lbd/users  4           12     yes\n"}},
+		{name: "limits in the json", args: []string{"-j", "list", "/1/0"}, setup: withLimits,
+			outHas: []string{`"tbf":[{"buckets":3, "burst":20, "interval":100000000, "key":"%[jwt sub]"}, `,
+				`"basic_auth":[{"file":"/etc/lbd/users", "generation":4, "users":12, "watch":true}]`}},
+		{name: "quiet listing has paths only", args: []string{"-q", "list", "/1/0"}, setup: withLimits,
+			out: "/1/0\n/1/0/0\n/1/0/1\n/1/0/2\n"},
 		{name: "list unknown backend", args: []string{"list", "/1/0/9"}, code: 1, errHas: "lbctl: Not Found\n"},
 		{name: "poundctl error prefix", prog: "poundctl", args: []string{"list", "/7"}, code: 1, errHas: "poundctl: Not Found\n"},
 		{name: "list bad uri", args: []string{"list", "1"}, code: 1, errHas: "lbctl: bad uri: should start with a /"},

@@ -98,10 +98,10 @@ func newSessionProxy(t testing.TB, be *memConn, shared bool) (*conn, *Listener, 
 		Dialect: config.DialectPound, Limits: http1.DefaultLimits,
 		Client: time.Second, Errors: NewErrorPages(config.DialectPound, nil),
 		Scheme: "http", Port: "80", Forwarded: true, MaxTries: 3,
-		Edits: NewHeaderEdits(),
+		Edits: NewEdits(EditsConfig{LocationInPlace: true}),
 	}
 	st.Router.Services = []*service.Service{svc}
-	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: NewHeaderEdits()}
+	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: NewEdits(EditsConfig{LocationInPlace: true})}
 	client := &memConn{in: []byte(benchRequest)}
 	return newConn(NewServer(st), client), st, client, svc
 }

@@ -51,13 +51,29 @@ func withRules(t testing.TB, st *Listener, src string) {
 	if st.ReqRules, err = env.CompileRewrite(l.Rewrites.Request); err != nil {
 		t.Fatal(err)
 	}
-	old := st.Router.Services[0]
-	svc, err := service.New(l.Services[0], service.Options{Backends: old.Backends, Algo: old.Algo, Env: env})
-	if err != nil {
+	if st.RespRules, err = env.CompileRewrite(l.Rewrites.Response); err != nil {
 		t.Fatal(err)
 	}
-	st.Router.Services[0] = svc
-	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: NewHeaderEdits()}
+	// Services with regular backends get the memory proxy's backend;
+	// others keep their special backend (Error ...).
+	old := st.Router.Services[0]
+	st.Router.Services = nil
+	st.Dialect = cfg.Dialect
+	st.Edits = testEdits(t, cfg, l, nil, env)
+	st.SvcEdits = map[*service.Service]*HeaderEdits{}
+	for _, sc := range l.Services {
+		o := service.Options{Env: env}
+		if len(sc.Backends) > 0 && sc.Backends[0].Kind == config.BackendRegular {
+			o.Backends, o.Algo = old.Backends, old.Algo
+		}
+		svc, err := service.New(sc, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Router.Services = append(st.Router.Services, svc)
+		st.SvcEdits[svc] = testEdits(t, cfg, l, sc, env)
+	}
+	testDialect(cfg, st)
 }
 
 func TestRequestCycleWithRulesDoesNotAllocate(t *testing.T) {

@@ -2,9 +2,8 @@ package proxy
 
 import (
 	"io"
+	"strings"
 	"testing"
-
-	"lbd/config"
 )
 
 // allocVariant changes the memory proxy of alloc_test.go: logging on,
@@ -32,42 +31,41 @@ func allocVariants() []allocVariant {
 			st.Log = &AccessLog{Prog: prog, Out: io.Discard, Anonymise: true}
 		}},
 		{name: "SetHeader and DeleteHeader", setup: func(t testing.TB, st *Listener) {
-			setEdits(t, st, config.HeaderRules{RequestSet: []string{"X-Via: lbd", "Accept: */*"},
-				RequestRemove: []*config.Pattern{mustPattern(t, "^Cookie:")}})
+			withRules(t, st, "ListenHTTP\n\tSetHeader \"X-Via: lbd\"\n\tSetHeader \"Accept: */*\"\n"+
+				"\tDeleteHeader \"^Cookie:\"\n\tService\n\t\tBackend\n\t\t\tAddress 127.0.0.1\n\t\tEnd\n\tEnd\nEnd\n")
 		}},
 		{name: "RewriteLocation to the backend", resp: locationResponse, setup: func(_ testing.TB, st *Listener) {
 			for svc := range st.SvcEdits {
 				st.SvcEdits[svc].loc = 1
 			}
 		}},
-		{name: "zproxy dialect with its header rules", setup: func(t testing.TB, st *Listener) {
-			st.Dialect = config.DialectZproxy
-			l := &config.Listener{Headers: config.HeaderRules{
-				RequestAdd:     []string{"X-Via: lbd"},
-				RequestRemove:  []*config.Pattern{mustPattern(t, "^Cookie:")},
-				ResponseAdd:    []string{"X-Served: 1"},
-				ResponseRemove: []*config.Pattern{mustPattern(t, "^Server:")},
-			}}
-			for svc := range st.SvcEdits {
-				st.SvcEdits[svc] = NewEdits(EditsConfig{Dialect: config.DialectZproxy, Listener: l})
-			}
+		{name: "zproxy dialect with its header rules", resp: locationResponse, setup: func(t testing.TB, st *Listener) {
+			withRules(t, st, zproxyEdits)
 		}},
 	}
 }
 
-func setEdits(t testing.TB, st *Listener, r config.HeaderRules) {
-	for svc := range st.SvcEdits {
-		st.SvcEdits[svc] = NewHeaderEdits(r)
-	}
-}
-
-func mustPattern(t testing.TB, re string) *config.Pattern {
-	p, err := config.NewPattern(config.MatchRegex, re, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// zproxyEdits are zproxy header and URL directives whose patterns do not
+// capture (a replacement with groups allocates its match indexes).
+const zproxyEdits = `ListenHTTP
+	Name z
+	Address 127.0.0.1
+	Port 80
+	RewriteLocation 1
+	AddRequestHeader "X-Via: lbd"
+	RemoveRequestHeader "^Cookie:"
+	AddResponseHeader "X-Served: 1"
+	RemoveResponseHeader "^Server:"
+	Service
+		RewriteUrl "^/nothing" "/else"
+		StrictTransportSecurity 60
+		BackEnd
+			Address 127.0.0.1
+			Port 1
+		End
+	End
+End
+`
 
 func TestRequestCycleVariantsDoNotAllocate(t *testing.T) {
 	for _, v := range allocVariants() {
@@ -137,5 +135,28 @@ func BenchmarkRequestCycleLogging(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestZproxyEditsInCycle: the zproxy variant of the allocation test does
+// edit what the backend and the client get (its zero is not a no-op).
+func TestZproxyEditsInCycle(t *testing.T) {
+	be := &memConn{reply: []byte(locationResponse), keep: true}
+	c, st, client := newMemProxy(t, be)
+	withRules(t, st, zproxyEdits)
+	client.in = []byte(benchRequest)
+	client.keep = true
+	if !cycle(c, st, client) {
+		t.Fatalf("cycle failed; client got %q", client.out)
+	}
+	sent, got := string(be.out), string(client.out)
+	if !strings.HasSuffix(sent, "Accept-Encoding: gzip, deflate\r\nX-Forwarded-For: 127.0.0.1\r\nX-Via: lbd\r\n\r\n") ||
+		strings.Contains(sent, "Cookie:") {
+		t.Errorf("backend got %q", sent)
+	}
+	want := "HTTP/1.1 302 Found\r\nContent-Length: 0\r\nLocation: http://www.example.com/next\r\n" +
+		"X-Served: 1\r\nStrict-Transport-Security: max-age=60\r\n\r\n"
+	if got != want {
+		t.Errorf("client got\n%q\nwant\n%q", got, want)
 	}
 }

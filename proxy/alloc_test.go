@@ -82,10 +82,10 @@ func newMemProxy(t testing.TB, be *memConn) (*conn, *Listener, *memConn) {
 		Dialect: config.DialectPound, Limits: http1.DefaultLimits, XHTTP: 0,
 		Client: time.Second, Errors: NewErrorPages(config.DialectPound, nil),
 		Scheme: "http", Port: "80", Forwarded: true, MaxTries: 3,
-		Edits: NewHeaderEdits(),
+		Edits: NewEdits(EditsConfig{LocationInPlace: true}),
 	}
 	st.Router.Services = []*service.Service{svc}
-	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: NewHeaderEdits()}
+	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: NewEdits(EditsConfig{LocationInPlace: true})}
 	srv := NewServer(st)
 	client := &memConn{}
 	return newConn(srv, client), st, client

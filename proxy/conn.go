@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"lbd/config"
 	"lbd/http1"
 	"lbd/rules"
 )
@@ -60,6 +59,9 @@ type conn struct {
 	rs      rules.State
 	rwbuf   []byte
 	rwLines [][]byte
+	// locSt is the listener of the response rs.Location (this conn)
+	// rewrites a Location for.
+	locSt *Listener
 	// rsbuf and rsLines hold the response head while response rules
 	// edit it; body keeps the request body for Lua (ContentCapture) and
 	// for a resend (lua.go).
@@ -80,6 +82,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c.req.Headers = make([]http1.Header, 0, 16)
 	c.resp.Headers = make([]http1.Header, 0, 16)
 	_, c.http2 = nc.(HTTP2Stream)
+	c.rs.Location = c
 	return c
 }
 
@@ -232,11 +235,8 @@ func (c *conn) writeError(st *Listener, status int) {
 	// timeout): its write deadline runs from now.
 	c.dl.forWrite(c.nc, time.Now(), st.Client)
 	c.srv.countGenerated(status)
-	page := st.Errors.Page(c.req.Minor, status, c.ex.cause)
-	if st.Dialect == config.DialectZproxy {
-		page = c.zproxyGenerated(st, page)
-	}
-	c.nc.Write(page)
+	page := c.editGenerated(st, st.Errors.Page(c.req.Minor, status, c.ex.cause))
+	c.nc.Write(c.withRetryAfter(page))
 }
 
 // head returns the bytes of the current request head.

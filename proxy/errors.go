@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"lbd/config"
 	"lbd/rules"
@@ -163,7 +164,8 @@ func (e *ErrorPages) bodyLen(status int, cause Cause) int {
 // WWW-Authenticate). The connection closes after it, as the page says
 // Connection: close.
 func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
-	ruled := st.Dialect != config.DialectZproxy && hasResponseRules(st, c.ex.svc)
+	c.ex.limited = true
+	ruled := hasResponseRules(st, c.ex.svc, c.editsFor(st, c.ex.svc))
 	if b.Page == nil && !ruled {
 		return c.fail(st, b.Status)
 	}
@@ -183,10 +185,33 @@ func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
 		}
 	}
 	c.dl.forWrite(c.nc, c.now, st.Client)
-	c.nc.Write(page)
+	c.nc.Write(c.withRetryAfter(page))
 	c.ex.status, c.ex.gen = status, true
 	c.logRequest(st)
 	return false
+}
+
+// withRetryAfter adds "Retry-After: SECONDS" to a reply that answers the
+// service selection of a request some TBF condition refused: the time
+// until the emptiest such bucket has a token again, rounded up (an lbd
+// addition; Pound sends none). The reply is rebuilt in rwbuf, which the
+// request no longer needs.
+func (c *conn) withRetryAfter(page []byte) []byte {
+	wait := c.rs.RetryAfter
+	if !c.ex.limited || wait <= 0 {
+		return page
+	}
+	end := bytes.Index(page, []byte("\r\n\r\n"))
+	if end < 0 {
+		return page
+	}
+	secs := (wait + time.Second - 1) / time.Second
+	out := append(c.rwbuf[:0], page[:end+2]...)
+	out = append(out, "Retry-After: "...)
+	out = strconv.AppendInt(out, int64(secs), 10)
+	out = append(out, "\r\n\r\n"...)
+	c.rwbuf = append(out, page[end+4:]...)
+	return c.rwbuf
 }
 
 // ruledErrorPage runs the response rules over the header lines of a
@@ -215,8 +240,7 @@ func (c *conn) ruledErrorPage(st *Listener, page []byte, status int) ([]byte, in
 			lines = append(lines, l)
 		}
 	}
-	lines, err := c.ruledResponseLines(st, lines)
-	if err != nil {
+	if err := c.ruledResponseLines(st, c.editsFor(st, c.ex.svc), lines); err != nil {
 		return nil, status, err
 	}
 	body := page[end+4:]
@@ -232,7 +256,7 @@ func (c *conn) ruledErrorPage(st *Listener, page []byte, status int) ([]byte, in
 		}
 	}
 	out := append(append([]byte{}, statusLine...), crlf...)
-	for _, l := range append(framing, lines...) {
+	for _, l := range append(framing, c.rs.Resp.Lines...) {
 		out = append(append(out, l...), crlf...)
 	}
 	return append(append(out, crlf...), body...), x.Status, nil
@@ -249,6 +273,38 @@ func scriptedStatusLine(line []byte, x *rules.Exchange) []byte {
 		return append(out, http.StatusText(x.Status)...)
 	}
 	return append(out, x.Reason...)
+}
+
+// editGenerated passes a reply lbd wrote itself (an error page, a
+// redirect) through the pair's edits, as zproxy's replyError and
+// replyRedirect do with validateResponse. The result is built in c.out,
+// which holds nothing else at this point.
+func (c *conn) editGenerated(st *Listener, page []byte) []byte {
+	e := c.editsFor(st, c.ex.svc)
+	if e.Resp.Empty() {
+		return page
+	}
+	end := bytes.Index(page, []byte("\r\n\r\n"))
+	if end < 0 {
+		return page
+	}
+	status, rest, _ := bytes.Cut(page[:end], []byte(crlf))
+	m := &c.rs.Resp
+	m.Reset()
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte(crlf))
+		m.Lines = append(m.Lines, line)
+	}
+	c.locSt = st
+	if err := e.Resp.Rewrite(&c.rs, m); err != nil {
+		st.diag(err)
+		return page
+	}
+	out := append(append(c.out[:0], status...), crlf...)
+	out = append(appendLines(out, m.Lines), crlf...)
+	c.out = append(out, page[end+4:]...)
+	return c.out
 }
 
 // Page returns the full response (head and body) for status and cause.
@@ -379,7 +435,7 @@ func isToken(b []byte) bool {
 // line's name (Pound adds its defaults with H_KEEP). Content-Length and
 // Connection from a file are not sent (http_headers_send "safe").
 func hasHeaderNamed(head []byte, line string) bool {
-	name := headerName(line)
+	name, _, _ := strings.Cut(line, ":")
 	if strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Connection") {
 		return true
 	}

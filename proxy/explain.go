@@ -237,12 +237,8 @@ func (x *explainer) tunnel(enabled bool) {
 func (x *explainer) forward(svc *service.Service) {
 	c, st := x.c, x.st
 	key := svc.SessionKey(&c.req, c.client, c.key[:0])
-	var head []byte
-	if !c.editsFor(st, svc).zproxy && c.hasRequestRules(st, svc) {
-		head = x.ruledRequest(svc)
-	} else {
-		head = c.appendRequestHead(st, svc, nil)
-	}
+	// The head is built as the proxy builds it, the programs traced.
+	head := c.buildRequestHead(st, svc, x.rewrite, nil)
 	if c.ex.badExpand {
 		if !x.luaDecides(x.err) {
 			x.generated(500, CauseNone, "error", "a request rule's expansion failed")
@@ -271,37 +267,15 @@ func (x *explainer) forward(svc *service.Service) {
 		x.r.Backend.Index, b.Address(), via)
 }
 
-// ruledRequest is appendRuledRequest with the rules traced (and dry).
-func (x *explainer) ruledRequest(svc *service.Service) []byte {
-	c, st := x.c, x.st
-	m := &c.rs.Req
-	c.forwardedLines(st)
-	m.Lines, c.rwLines = c.rwLines, m.Lines
-	steps, err := st.ReqRules.RewriteTrace(&c.rs, m)
+// rewrite is the dry run's programRunner: it traces each program's
+// steps, and keeps the error that stopped them.
+func (x *explainer) rewrite(p *rules.Program, m *rules.Message) error {
+	steps, err := p.RewriteTrace(&x.c.rs, m)
 	x.r.Rewrites = append(x.r.Rewrites, steps...)
-	if err == nil {
-		steps, err = svc.ReqRules.RewriteTrace(&c.rs, m)
-		x.r.Rewrites = append(x.r.Rewrites, steps...)
-	}
 	if err != nil {
-		c.ex.badExpand, x.err = true, err
+		x.err = err
 	}
-	var dst []byte
-	if m.URLChanged {
-		dst = append(dst, c.req.Method...)
-		dst = append(dst, ' ')
-		dst = append(dst, m.URL...)
-		dst = append(dst, " HTTP/1."...)
-		dst = append(dst, byte('0'+c.req.Minor))
-		dst = append(dst, crlf...)
-	} else {
-		dst = c.appendForwardLine(dst, c.req.Target)
-	}
-	for _, l := range m.Lines {
-		dst = append(append(dst, l...), crlf...)
-	}
-	dst = c.appendFraming(dst, true)
-	return append(dst, crlf...)
+	return err
 }
 
 // forwarded splits the head to send and compares it with the request.

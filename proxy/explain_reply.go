@@ -77,10 +77,7 @@ func queryHead(q explain.Query) ([]byte, error) {
 // rendered but not written or counted.
 func (x *explainer) generated(status int, cause Cause, kind, why string) {
 	c, st := x.c, x.st
-	page := st.Errors.Page(c.req.Minor, status, cause)
-	if st.Dialect == config.DialectZproxy {
-		page = c.zproxyGenerated(st, page)
-	}
+	page := c.editGenerated(st, st.Errors.Page(c.req.Minor, status, cause))
 	x.reply(status, kind, page, why)
 }
 
@@ -155,10 +152,7 @@ func (x *explainer) redirect(r *config.Redirect, why string) {
 			code = 302
 		}
 	}
-	reply := c.redirectReply(st.Dialect, code, loc)
-	if st.Dialect == config.DialectZproxy {
-		reply = c.zproxyGenerated(st, reply)
-	}
+	reply := c.editGenerated(st, c.redirectReply(st.Dialect, code, loc))
 	x.reply(code, "redirect", reply, why)
 	x.r.Outcome = fmt.Sprintf("lbd redirects with %d to %s", code, loc)
 }
@@ -166,7 +160,7 @@ func (x *explainer) redirect(r *config.Redirect, why string) {
 // errorBackend explains an Error backend (conn.errorBackend).
 func (x *explainer) errorBackend(b *config.Backend, why string) {
 	c, st := x.c, x.st
-	ruled := st.Dialect != config.DialectZproxy && hasResponseRules(st, c.ex.svc)
+	ruled := hasResponseRules(st, c.ex.svc, c.editsFor(st, c.ex.svc))
 	var page []byte
 	switch {
 	case b.Page != nil:
@@ -174,8 +168,8 @@ func (x *explainer) errorBackend(b *config.Backend, why string) {
 	default:
 		page = st.Errors.Page(c.req.Minor, b.Status, CauseNone)
 	}
-	if st.Dialect == config.DialectZproxy && b.Page == nil && !ruled {
-		page = c.zproxyGenerated(st, page)
+	if b.Page == nil && !ruled {
+		page = c.editGenerated(st, page) // as writeError does
 	}
 	if ruled {
 		var err error

@@ -67,7 +67,7 @@ func (c *conn) fileBackend(st *Listener, svc *service.Service) bool {
 // request rules (SetPath, SetURL ...), which Pound applies before taking
 // the file name from it. ok is false when a rule failed (Pound's 500).
 func (c *conn) ruledPath(st *Listener, svc *service.Service) ([]byte, bool) {
-	if !c.hasRequestRules(st, svc) {
+	if !c.hasRequestRules(st, svc, noEdits) {
 		return c.req.Path, true
 	}
 	m := &c.rs.Req

@@ -44,14 +44,14 @@ func loadFixtureWith(t testing.TB, text string, scripts rules.Scripts) *fixture 
 		custom[code] = p.Body
 	}
 	st.Errors = NewErrorPages(cfg.Dialect, custom)
-	ec := EditsConfig{Dialect: cfg.Dialect, Listener: l, Anonymise: cfg.Anonymise}
-	st.Edits = NewEdits(ec)
 	st.SvcEdits = map[*service.Service]*HeaderEdits{}
 	env, err := rules.NewEnvScripts(cfg, scripts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lenv := env.Scope(l.Constants, l.TrustedIP, l.ForwardedHeader)
+	st.Edits = testEdits(t, cfg, l, nil, lenv)
+	testDialect(cfg, st)
 	if st.ReqRules, err = lenv.CompileRewrite(l.Rewrites.Request); err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +65,32 @@ func loadFixtureWith(t testing.TB, text string, scripts rules.Scripts) *fixture 
 			t.Fatal(err)
 		}
 		st.Router.Services = append(st.Router.Services, svc)
-		ec.Service = s
-		st.SvcEdits[svc] = NewEdits(ec)
+		st.SvcEdits[svc] = testEdits(t, cfg, l, s, lenv)
 	}
 	return &fixture{cfg: cfg, st: st}
+}
+
+// testEdits builds the edits of service s of listener l as the engine
+// does (engine/build.go edits).
+func testEdits(t testing.TB, cfg *config.Config, l *config.Listener, s *config.Service, env *rules.Env) *HeaderEdits {
+	t.Helper()
+	ec := EditsConfig{Listener: l, Service: s, Anonymise: cfg.Anonymise}
+	if cfg.Dialect != config.DialectZproxy {
+		ec.LocationInPlace = true
+		return NewEdits(ec)
+	}
+	var err error
+	if ec.Req, ec.Resp, err = env.CompileZproxyEdits(rules.NewZproxyEdits(cfg, l, s)); err != nil {
+		t.Fatal(err)
+	}
+	return NewEdits(ec)
+}
+
+// testDialect sets the listener flags the engine sets for the dialect.
+func testDialect(cfg *config.Config, st *Listener) {
+	if cfg.Dialect == config.DialectZproxy {
+		st.Forwarded, st.TLSHeadersLast, st.FramingInPlace = false, true, true
+	}
 }
 
 // testConn is a client connection from addr (ip:port) holding raw in

@@ -23,6 +23,10 @@ type exchange struct {
 	// badExpand: a SetHeader line referred to a group or accessor the
 	// request does not have; Pound answers 500.
 	badExpand bool
+	// limited: the reply lbd writes answers the service selection (no
+	// service matched, or an Error backend), so when a TBF condition
+	// refused the request it says when to retry (withRetryAfter).
+	limited bool
 	// edits caches the header rules for this request (listener's and its
 	// service's), see editsFor.
 	edits *HeaderEdits
@@ -37,8 +41,11 @@ type exchange struct {
 	// while the body streams; prefer the backend a resend to the same
 	// service goes to.
 	forwarded, scripted, kept, resend, newBody bool
-	capture                                    int64
-	prefer                                     *backend.Backend
+	// logged: the exchange's access log line is written; a failure deep
+	// in forwarding logs it, and the caller must not log it again.
+	logged  bool
+	capture int64
+	prefer  *backend.Backend
 }
 
 // handle serves the request whose head is at buf[r:]. It reports whether
@@ -75,6 +82,7 @@ func (c *conn) serveRequest(st *Listener) bool {
 		return c.fail(st, 500)
 	}
 	if svc == nil {
+		c.ex.limited = true
 		return c.failCause(st, 503, CauseNoService)
 	}
 	c.ex.svc = svc

@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"strconv"
-	"strings"
 
 	"lbd/config"
 	"lbd/http1"
+	"lbd/rules"
 	"lbd/service"
 )
 
@@ -21,171 +21,73 @@ var (
 	upgradeLine = "Connection: Upgrade\r\n"
 	closeLine   = "Connection: close\r\n"
 	keepLine    = "Connection: keep-alive\r\n"
+	crlfBytes   = []byte(crlf)
 	// continueBody is the interim response forward.go sends for Expect.
 	continueBody = []byte(continue100)
 )
 
-// HeaderEdits are the precompiled header rules for requests routed to
-// one service of one listener, in the semantics of the configuration's
-// dialect. Everything is prepared at load so that the hot path only
-// walks slices.
+// HeaderEdits are what the proxy applies to requests routed to one
+// service of one listener besides the listener's and the service's rule
+// programs: the edits compiled for that pair (zproxy's header and URL
+// directives, which rules.CompileZproxyEdits turns into a program like
+// any other), RewriteLocation when the proxy applies it in place, and
+// RewriteDestination. Everything is prepared at load.
 type HeaderEdits struct {
-	zproxy bool
-	// levels are Pound 4's request rules: the listener's, then the
-	// service's, each applied as DeleteHeader then SetHeader.
-	levels []editLevel
-	sets   []setLine // every SetHeader line of every level, in order
-	// zproxy: a service's list of a kind replaces the listener's.
-	reqRemove   []*config.Pattern
-	reqReplace  []config.ReplaceHeader // service rules, then listener rules
-	reqAdd      []string               // complete lines with CRLF
-	respRemove  []*config.Pattern
-	respReplace []config.ReplaceHeader
-	respAdd     []string
-	sts         string // "Strict-Transport-Security: max-age=N\r\n"
-	rewriteURL  []config.RewriteURL
-	// trimParm: zproxy does not forward the ;param a PARM session keys on.
-	trimParm bool
-
-	loc         int  // RewriteLocation mode 0..2
-	locURL      bool // zproxy: undo RewriteUrl in Location
+	// Req and Resp run after the listener's and the service's programs
+	// (nil: nothing to do). Resp also edits the replies lbd writes.
+	Req, Resp *rules.Program
+	// loc is the RewriteLocation mode applied in place (Pound's); 0 off.
+	loc         int
 	rewriteDest bool
-	rewriteHost bool
 	lst         listenerFacts
 }
 
-type editLevel struct {
-	remove []*config.Pattern
-	sets   []int // indexes into HeaderEdits.sets
-}
-
-// setLine is a SetHeader line and its name.
-type setLine struct {
-	line string // without CRLF
-	name string
-	dyn  bool // has $N or %[...] to expand per request
-}
-
-// NewHeaderEdits prepares Pound 4 rules: each argument is one level
-// (the listener's, then a service's), applied in that order.
-func NewHeaderEdits(rules ...config.HeaderRules) *HeaderEdits {
-	e := &HeaderEdits{}
-	for _, r := range rules {
-		e.addLevel(r)
-	}
-	return e
-}
-
 // EditsConfig says for which listener and service NewEdits prepares
-// rules; Service is nil for the listener's own.
+// edits; Service is nil for the listener's own.
 type EditsConfig struct {
-	Dialect  config.Dialect   // whose semantics the rules have
-	Listener *config.Listener // the listener's rules and rewrites
-	Service  *config.Service  // the service's rules; nil for the listener's own
+	Listener *config.Listener
+	Service  *config.Service
+	// Req and Resp are the pair's compiled edits (may be nil).
+	Req, Resp *rules.Program
+	// LocationInPlace: the proxy applies RewriteLocation to Location and
+	// Content-Location in place (Pound); otherwise Resp does it, if at
+	// all (rewrite_location).
+	LocationInPlace bool
 	// Anonymise (global) also hides the last byte of %[remoteip].
 	Anonymise bool
 }
 
-// NewEdits prepares the rules and rewrites (RewriteLocation,
-// RewriteDestination, RewriteHost, RewriteUrl, StrictTransportSecurity)
-// for requests of one service of a listener.
+// NewEdits prepares the edits of requests routed to one service of a
+// listener.
 func NewEdits(ec EditsConfig) *HeaderEdits {
 	l, s := ec.Listener, ec.Service
-	e := &HeaderEdits{zproxy: ec.Dialect == config.DialectZproxy, lst: newListenerFacts(l)}
+	e := &HeaderEdits{Req: ec.Req, Resp: ec.Resp, lst: newListenerFacts(l)}
 	e.lst.anon = ec.Anonymise
 	if l != nil {
-		e.loc, e.locURL = l.RewriteLoc, l.RewriteLocURL
-		e.rewriteDest, e.rewriteHost = l.RewriteDest, l.RewriteHost
-	}
-	var lr, sr config.HeaderRules
-	if l != nil {
-		lr = l.Headers
-	}
-	if s != nil {
-		sr = s.Headers
-		if s.RewriteLoc != nil {
-			e.loc = *s.RewriteLoc
-		}
-		e.rewriteURL = s.RewriteURL
-		e.trimParm = e.zproxy && s.Session != nil && s.Session.Type == config.SessionParm
-		if s.STS > 0 {
-			e.sts = "Strict-Transport-Security: max-age=" + strconv.Itoa(s.STS) + crlf
+		e.rewriteDest = l.RewriteDest
+		if ec.LocationInPlace {
+			e.loc = l.RewriteLoc
 		}
 	}
-	if !e.zproxy {
-		e.addLevel(lr)
-		e.addLevel(sr)
-		// Response rules are applied service first, then listener (4.12).
-		e.respRemove = append(append(e.respRemove, sr.ResponseRemove...), lr.ResponseRemove...)
-		e.respAdd = lines(append(append([]string{}, sr.ResponseAdd...), lr.ResponseAdd...))
-		return e
-	}
-	e.reqRemove = override(sr.RequestRemove, lr.RequestRemove)
-	e.respRemove = override(sr.ResponseRemove, lr.ResponseRemove)
-	e.reqAdd = lines(override(append(sr.RequestAdd, sr.RequestSet...), append(lr.RequestAdd, lr.RequestSet...)))
-	e.respAdd = lines(override(sr.ResponseAdd, lr.ResponseAdd))
-	for _, rules := range [][]config.ReplaceHeader{sr.Replace, lr.Replace} {
-		for _, r := range rules {
-			if r.Response {
-				e.respReplace = append(e.respReplace, r)
-			} else {
-				e.reqReplace = append(e.reqReplace, r)
-			}
-		}
+	if s != nil && s.RewriteLoc != nil && ec.LocationInPlace {
+		e.loc = *s.RewriteLoc
 	}
 	return e
 }
 
-func override[T any](svc, lst []T) []T {
-	if len(svc) > 0 {
-		return svc
-	}
-	return lst
-}
-
-func lines(ls []string) []string {
-	out := make([]string, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, l+crlf)
-	}
-	return out
-}
-
-func (e *HeaderEdits) addLevel(r config.HeaderRules) {
-	lv := editLevel{remove: r.RequestRemove}
-	// Pound 4 made AddHeader an alias of SetHeader; a Pound config keeps
-	// them in RequestSet, anything else in RequestAdd is treated alike.
-	for _, l := range append(append([]string{}, r.RequestAdd...), r.RequestSet...) {
-		lv.sets = append(lv.sets, len(e.sets))
-		e.sets = append(e.sets, setLine{line: l, name: headerName(l), dyn: strings.ContainsAny(l, "$%")})
-	}
-	e.respRemove = append(e.respRemove, r.ResponseRemove...)
-	if len(lv.remove) > 0 || len(lv.sets) > 0 {
-		e.levels = append(e.levels, lv)
-	}
-}
-
-func headerName(line string) string {
-	if i := strings.IndexByte(line, ':'); i >= 0 {
-		return line[:i]
-	}
-	return line
-}
-
-// needBackend reports whether the head depends on the backend picked
-// (RewriteDestination, zproxy RewriteHost); see bindBackend.
-func (e *HeaderEdits) needBackend() bool {
-	return e.rewriteDest || (e.zproxy && e.rewriteHost)
-}
-
 // appendRequestHead writes the request head as it goes to the backend.
 func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte) []byte {
+	return c.buildRequestHead(st, svc, nil, dst)
+}
+
+// buildRequestHead is appendRequestHead with the way the request
+// programs run passed in: nil runs them for real (rewriteRequest); the
+// routing explainer passes its tracing dry run, so both build the head
+// with the same code.
+func (c *conn) buildRequestHead(st *Listener, svc *service.Service, run programRunner, dst []byte) []byte {
 	c.keepRequest()
 	e := c.editsFor(st, svc)
-	if e.zproxy {
-		return c.appendZproxyRequest(st, e, dst)
-	}
-	ruled := c.hasRequestRules(st, svc)
+	ruled := c.hasRequestRules(st, svc, e)
 	// The body will reuse the buffer the head is in: the rules, and Lua
 	// scripts after the response, need the lines where it cannot.
 	if len(c.keep) > 0 && (ruled || c.ex.scripted) {
@@ -193,10 +95,10 @@ func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte)
 		c.rs.Rebase(func(s []byte) []byte { return rebase(s, head, c.keep) })
 	}
 	if ruled {
-		return c.appendRuledRequest(st, svc, dst)
+		return c.appendRuledRequest(st, svc, e, run, dst)
 	}
 	dst = c.appendForwardLine(dst, c.req.Target)
-	return c.appendPoundHeaders(st, e, dst)
+	return c.appendPoundHeaders(st, dst)
 }
 
 var noEdits = &HeaderEdits{}
@@ -281,10 +183,10 @@ func (c *conn) role(p *fwdPlan, i int) fwdRole {
 // X-Forwarded-For in place ("192.0.2.2, 127.0.0.1"), replaces the first
 // X-Forwarded-Proto and -Port in place, and adds the missing ones at the
 // end.
-func (c *conn) appendPoundHeaders(st *Listener, e *HeaderEdits, dst []byte) []byte {
+func (c *conn) appendPoundHeaders(st *Listener, dst []byte) []byte {
 	p := c.planForwarded(st)
 	for i := range c.req.Headers {
-		dst = c.appendReceived(st, e, &p, i, dst)
+		dst = c.appendReceived(st, &p, i, dst)
 	}
 	dst = c.appendFraming(dst, true)
 	dst = c.appendMissingForwarded(st, &p, dst)
@@ -293,7 +195,7 @@ func (c *conn) appendPoundHeaders(st *Listener, e *HeaderEdits, dst []byte) []by
 }
 
 // appendReceived writes received header i as Pound forwards it.
-func (c *conn) appendReceived(st *Listener, e *HeaderEdits, p *fwdPlan, i int, dst []byte) []byte {
+func (c *conn) appendReceived(st *Listener, p *fwdPlan, i int, dst []byte) []byte {
 	h := &c.req.Headers[i]
 	switch c.role(p, i) {
 	case fwdSkip:
@@ -332,8 +234,9 @@ func (c *conn) appendXFPort(st *Listener, dst []byte) []byte {
 }
 
 // appendFraming adds the lines lbd itself owns: the Host of an
-// absolute-form request (unless host is false: zproxy's RewriteHost
-// writes its own) and the hop-by-hop framing it re-creates.
+// absolute-form request (unless host is false: the program put a Host
+// line for the backend's address, zproxy's RewriteHost) and the
+// hop-by-hop framing it re-creates.
 func (c *conn) appendFraming(dst []byte, host bool) []byte {
 	req := &c.req
 	if req.AbsoluteForm && host {

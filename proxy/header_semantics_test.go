@@ -188,6 +188,12 @@ func TestZproxyRequestHead(t *testing.T) {
 			want:   "GET /a HTTP/1.1\nHost: h\nAccept: */*\nUser-Agent: agent-8.1\nX-Forwarded-For: 192.0.2.2\n\n",
 		},
 		{
+			name:   "lbd's framing lines follow the received ones, before the moved ones",
+			lrules: "\tReplaceHeader Request \"^User-Agent\" \"curl/(.*)\" \"agent-$1\"\n",
+			req:    "POST /a HTTP/1.1\nUser-Agent: curl/8.1\nHost: h\nTransfer-Encoding: chunked\n\n",
+			want:   "POST /a HTTP/1.1\nHost: h\nTransfer-Encoding: chunked\nUser-Agent: agent-8.1\nX-Forwarded-For: 192.0.2.2\n\n",
+		},
+		{
 			name:   "RewriteUrl edits the request line",
 			srules: "\t\tRewriteUrl \"^/old/(.*)\" \"/new/$1\"\n",
 			req:    "GET /old/x?y=1 HTTP/1.1\nHost: h\n\n",

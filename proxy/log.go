@@ -65,6 +65,10 @@ var pid = os.Getpid()
 
 // logRequest writes the access log line of the exchange that just ended.
 func (c *conn) logRequest(st *Listener) {
+	if c.ex.logged {
+		return
+	}
+	c.ex.logged = true
 	l := st.Log
 	if l == nil || l.Out == nil {
 		return

@@ -168,41 +168,25 @@ func (c *conn) resendSpecial(st *Listener, svc *service.Service) bool {
 // appendResendHead writes the head of a resent request: the request as
 // it was last sent with the scripts' changes, the forwarding headers
 // added once; when it moves to another service, that service's request
-// rules apply.
+// rules and its pair's edits apply. The head is rendered as any ruled
+// request's (renderRuledRequest).
 func (c *conn) appendResendHead(st *Listener, svc *service.Service, moved bool, dst []byte) []byte {
-	m := &c.rs.Req
+	e := c.editsFor(st, svc)
 	var err error
 	switch {
 	case !c.ex.forwarded:
-		// The head went out without rules: neither the listener nor the
-		// first service has request rules.
-		c.forwardedLines(st)
-		m.Lines, c.rwLines = c.rwLines, m.Lines
-		c.ex.forwarded = true
-		err = svc.ReqRules.Rewrite(&c.rs, m)
+		// The head went out without rules: the listener, the first
+		// service and their pair have none.
+		c.ruleForwardedLines(st)
+		err = c.runRequestPrograms(nil, svc.ReqRules, e.Req)
 	case moved:
-		err = svc.ReqRules.Rewrite(&c.rs, m)
+		err = c.runRequestPrograms(nil, svc.ReqRules, e.Req)
 	}
 	if err != nil {
 		st.diag(err)
 		c.ex.badExpand = true
 	}
-	if m.URLChanged {
-		dst = append(dst, c.req.Method...)
-		dst = append(dst, ' ')
-		dst = append(dst, m.URL...)
-		dst = append(dst, " HTTP/1."...)
-		dst = append(dst, byte('0'+c.req.Minor))
-		dst = append(dst, crlf...)
-	} else {
-		dst = c.appendForwardLine(dst, c.req.Target)
-	}
-	for _, l := range m.Lines {
-		dst = append(dst, l...)
-		dst = append(dst, crlf...)
-	}
-	dst = c.appendFraming(dst, true)
-	return append(dst, crlf...)
+	return c.renderRuledRequest(st, dst)
 }
 
 // exchangeError is a diagnostic in Pound's request log form:
@@ -222,20 +206,18 @@ func (c *conn) exchangeError(status int, msg string) error {
 func (c *conn) luaBackend(st *Listener, svc *service.Service) bool {
 	x := &c.rs.X
 	x.Service = svc
-	m := &c.rs.Req
-	err := st.ReqRules.Rewrite(&c.rs, m)
-	if err == nil {
-		err = svc.ReqRules.Rewrite(&c.rs, m)
-	}
+	// The function sees the request as the request rules left it (the
+	// pair's edits are for forwarding: the request goes nowhere).
+	err := c.runRequestPrograms(nil, st.ReqRules, svc.ReqRules)
 	if err == nil {
 		err = svc.Lua.Run(&c.rs)
 	}
 	if err == nil && (x.Status < 100 || x.Status > 599) {
 		err = fmt.Errorf("%s: Lua backend %s set no response code (http.resp.code)", svc.Special.Pos, svc.Lua.Func())
 	}
-	var lines [][]byte
 	if err == nil {
-		lines, err = c.ruledResponseLines(st, c.rs.Resp.Lines)
+		// The response rules, then the pair's edits, as for any reply.
+		err = c.ruledResponseLines(st, c.editsFor(st, svc), c.rs.Resp.Lines)
 	}
 	if err != nil {
 		st.diag(err)
@@ -248,7 +230,7 @@ func (c *conn) luaBackend(st *Listener, svc *service.Service) bool {
 	} else {
 		out = appendStatusLine(out, x.Status, x.Reason)
 	}
-	for _, l := range lines {
+	for _, l := range c.rs.Resp.Lines {
 		if name := rules.LineName(l); http1.EqualFold(name, hdrContentLen) ||
 			http1.EqualFold(name, "Transfer-Encoding") || http1.EqualFold(name, "Connection") {
 			continue // the framing is lbd's

@@ -16,7 +16,7 @@ import (
 )
 
 // What a Lua call adds to the in-memory request cycle (bench/RESULTS.md
-// §13): a trivial LuaMatch, a LuaModify that sets a request header, and
+// §14): a trivial LuaMatch, a LuaModify that sets a request header, and
 // one in Rewrite response that sets a response header (the request then
 // keeps its Lua state until the response is sent).
 
@@ -56,7 +56,7 @@ func withLua(t testing.TB, st *Listener, stmts string) {
 		t.Fatal(err)
 	}
 	st.Router.Services[0] = svc
-	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: NewHeaderEdits()}
+	st.SvcEdits = map[*service.Service]*HeaderEdits{svc: NewEdits(EditsConfig{LocationInPlace: true})}
 }
 
 var luaBenchCases = []struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"lbd/config"
+	"lbd/rules"
 )
 
 // redirect answers a Redirect backend, in the dialect's form. Redirects
@@ -26,10 +27,7 @@ func (c *conn) redirect(st *Listener, r *config.Redirect) bool {
 			code = 302
 		}
 	}
-	reply := c.redirectReply(st.Dialect, code, loc)
-	if st.Dialect == config.DialectZproxy {
-		reply = c.zproxyGenerated(st, reply)
-	}
+	reply := c.editGenerated(st, c.redirectReply(st.Dialect, code, loc))
 	c.srv.countGenerated(code)
 	c.dl.forWrite(c.nc, c.now, st.Client)
 	c.nc.Write(reply)
@@ -69,7 +67,7 @@ func (c *conn) zproxyLocation(r *config.Redirect) []byte {
 	var out []byte
 	switch {
 	case hasDollarDigit(url):
-		if res, _, ok := zproxyReplace(nil, c.req.Target, c.serviceURLPattern(), url); ok {
+		if res, _, ok := rules.Substitute(nil, c.req.Target, c.serviceURLPattern(), url); ok {
 			out = res
 		} else {
 			out = []byte(url)

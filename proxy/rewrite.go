@@ -187,11 +187,12 @@ func backendScheme(https bool) string {
 
 // bindBackend finishes the head in out for the backend b just picked:
 // RewriteDestination (Pound send_to_backend: the Destination header
-// names the backend) and zproxy's RewriteHost (Host is the backend's
-// address). It is idempotent, so a retry on another backend rebinds.
+// names the backend) and the Host line a program left for the backend's
+// address (zproxy's RewriteHost). It is idempotent, so a retry on
+// another backend rebinds.
 func (c *conn) bindBackend(st *Listener, svc *service.Service, b *backend.Backend, out []byte) []byte {
 	e := c.editsFor(st, svc)
-	if b == nil || !e.needBackend() {
+	if b == nil || (!e.rewriteDest && !c.rs.Req.BindHost) {
 		return out
 	}
 	if e.rewriteDest {
@@ -210,7 +211,7 @@ func (c *conn) bindBackend(st *Listener, svc *service.Service, b *backend.Backen
 			}
 		}
 	}
-	if e.zproxy && e.rewriteHost {
+	if c.rs.Req.BindHost {
 		if vs, ve, ok := findHeader(out, hdrHost); ok {
 			tail := len(out)
 			out = append(out, b.Address()...)

@@ -110,6 +110,9 @@ func TestZproxyResponseHead(t *testing.T) {
 				line = "GET /a HTTP/1.1"
 			}
 			c := f.conn(t, "192.0.2.2:4000", crlfLines(line+"\nHost: h:8080\n\n"))
+			// The request goes first: its program records what
+			// RewriteUrl changed, which the Location gets back.
+			c.appendRequestHead(f.st, c.ex.svc, nil)
 			f.respond(t, c, testBackend("127.0.0.2:8081"), crlfLines(tt.resp))
 			got := string(c.appendResponseHead(f.st, nil, connKeep))
 			if want := crlfLines(tt.want); got != want {
@@ -203,6 +206,44 @@ func TestParseLocation(t *testing.T) {
 			if got := strings.Join([]string{string(l.proto), string(l.host), string(l.path)}, "|"); ok &&
 				got != tt.proto+"|"+tt.host+"|"+tt.path {
 				t.Errorf("got %q", got)
+			}
+		})
+	}
+}
+
+// TestResponseLengthRemoved: when the response rules drop the
+// Content-Length of a body that has one, the body can only end with the
+// connection, so the response says Connection: close and the connection
+// closes: after Pound's rules, and after zproxy's edits, whose
+// Connection line written in place then says close too.
+func TestResponseLengthRemoved(t *testing.T) {
+	tests := []struct {
+		name, cfg, resp, want string
+	}{
+		{name: "Pound DeleteHeader",
+			cfg:  poundCfg("\tRewrite response\n\t\tDeleteHeader \"^Content-Length:\"\n\tEnd\n", ""),
+			resp: "HTTP/1.1 200 OK\nServer: s\nContent-Length: 2\n\n",
+			want: "HTTP/1.1 200 OK\nServer: s\nConnection: close\n\n"},
+		{name: "zproxy RemoveResponseHeader, Connection in place",
+			cfg:  zproxyCfg("\tRemoveResponseHeader \"^Content-Length\"\n", ""),
+			resp: "HTTP/1.1 200 OK\nConnection: keep-alive\nServer: s\nContent-Length: 2\n\n",
+			want: "HTTP/1.1 200 OK\nConnection: close\nServer: s\n\n"},
+		{name: "zproxy RemoveResponseHeader, no Connection from the backend",
+			cfg:  zproxyCfg("\tRemoveResponseHeader \"^Content-Length\"\n", ""),
+			resp: "HTTP/1.1 200 OK\nServer: s\nContent-Length: 2\n\n",
+			want: "HTTP/1.1 200 OK\nServer: s\nConnection: close\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := loadFixture(t, tt.cfg)
+			c := f.conn(t, "192.0.2.2:4000", crlfLines("GET / HTTP/1.1\nHost: h\n\n"))
+			f.respond(t, c, testBackend("127.0.0.2:8081"), crlfLines(tt.resp))
+			got := string(c.appendResponseHead(f.st, nil, connKeep))
+			if want := crlfLines(tt.want); got != want {
+				t.Errorf("head:\n%q\nwant\n%q", got, want)
+			}
+			if !c.ex.closeCl {
+				t.Error("the connection is not closed after the response")
 			}
 		})
 	}

@@ -40,10 +40,18 @@ type Listener struct {
 	// Scheme and Port are sent in X-Forwarded-Proto/Port.
 	Scheme string
 	Port   string
-	// Forwarded adds X-Forwarded-For/Proto/Port (HeaderOption forwarded).
+	// Forwarded adds X-Forwarded-For/Proto/Port (HeaderOption forwarded)
+	// before the rules see the request, as Pound does.
 	Forwarded bool
-	// Edits are the listener's header rules; SvcEdits the combined rules
-	// of the listener and each of its services.
+	// TLSHeadersLast sends the X-SSL-* lines after every edit instead of
+	// before the rules see the request (zproxy's order).
+	TLSHeadersLast bool
+	// FramingInPlace writes the response framing lines (Connection,
+	// Transfer-Encoding, a 101's Upgrade) where the backend had them
+	// (zproxy's way) instead of after the backend's headers.
+	FramingInPlace bool
+	// Edits are the listener's own edits (for replies before a service
+	// is chosen); SvcEdits those of each of its services.
 	Edits    *HeaderEdits
 	SvcEdits map[*service.Service]*HeaderEdits
 	// ReqRules and RespRules are the listener's Pound 4 request and

@@ -38,11 +38,11 @@ func newLoopbackServer(t *testing.T) (*Server, net.Listener, func()) {
 	st := &Listener{
 		Dialect: config.DialectPound, Limits: http1.DefaultLimits, Client: 5 * time.Second,
 		Errors: NewErrorPages(config.DialectPound, nil), Scheme: "http", Port: "80",
-		Forwarded: true, MaxTries: 3, Edits: NewHeaderEdits(),
+		Forwarded: true, MaxTries: 3, Edits: NewEdits(EditsConfig{LocationInPlace: true}),
 		SvcEdits: map[*service.Service]*HeaderEdits{},
 	}
 	st.Router.Services = []*service.Service{svc}
-	st.SvcEdits[svc] = NewHeaderEdits()
+	st.SvcEdits[svc] = NewEdits(EditsConfig{LocationInPlace: true})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

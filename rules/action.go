@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bytes"
+	"strings"
 
 	"lbd/config"
 )
@@ -17,6 +18,17 @@ type action struct {
 	what   string // the string's name in expansion errors
 	script *scriptCall
 	src    *config.Action
+	// field is the header name a SetHeader sets, or the one a
+	// DeleteHeader pattern amounts to (config.Pattern.FieldName); "" when
+	// not known at load.
+	field string
+	// zproxy's edits (edits.go)
+	line    []byte        // append_header
+	slot    int           // hold_header, append_forwarded, append_held
+	repls   []replaceRule // replace_header
+	repl    string        // rewrite_url
+	mode    int           // rewrite_location
+	undoURL bool          // rewrite_location: put back what rewrite_url changed
 }
 
 func (c *compiler) action(a *config.Action) {
@@ -35,6 +47,18 @@ func (c *compiler) action(a *config.Action) {
 			c.err = err
 		}
 	}
+	switch a.Kind {
+	case config.ActSetHeader:
+		// The name is known at load unless an expansion writes it.
+		if p := x.tmpl.parts; len(p) > 0 && p[0].kind == pLit {
+			x.field, _, _ = strings.Cut(p[0].text, ":")
+			if len(x.field) == len(p[0].text) {
+				x.field = ""
+			}
+		}
+	case config.ActDeleteHeader:
+		x.field, _ = a.Pattern.FieldName()
+	}
 	c.emit(instr{op: opAct, act: x})
 }
 
@@ -48,15 +72,11 @@ var actionWhat = map[config.ActionKind]string{
 func (st *State) act(env *Env, a *action, m *Message) error {
 	switch a.kind {
 	case config.ActDeleteHeader:
-		out := m.Lines[:0]
-		for _, l := range m.Lines {
-			if !a.pat.Match(l) {
-				out = append(out, l)
-			}
+		if a.field != "" {
+			m.deleteNamed(a.field)
+		} else {
+			m.deleteMatching(a.pat)
 		}
-		clear(m.Lines[len(out):])
-		m.Lines = out
-		m.HeadersChanged = true
 		return nil
 	case config.ActDeleteQuery:
 		m.URL = m.Path()
@@ -70,16 +90,19 @@ func (st *State) act(env *Env, a *action, m *Message) error {
 		_, err := st.runScript(env, a.script, m, mode)
 		return err
 	}
-	start := len(st.arena)
-	out, err := st.expand(env, a.tmpl, st.arena, a.what)
-	st.arena = out
-	if err != nil {
-		return err
+	val := a.tmpl.lit
+	if val == nil {
+		start := len(st.arena)
+		out, err := st.expand(env, a.tmpl, st.arena, a.what)
+		st.arena = out
+		if err != nil {
+			return err
+		}
+		val = st.arena[start:len(st.arena):len(st.arena)]
 	}
-	val := st.arena[start:len(st.arena):len(st.arena)]
 	switch a.kind {
 	case config.ActSetHeader:
-		st.setHeader(m, val)
+		st.setHeader(m, val, a.field)
 	case config.ActSetURL:
 		m.URL, m.URLChanged = val, true
 	case config.ActSetPath:
@@ -99,16 +122,21 @@ func (st *State) act(env *Env, a *action, m *Message) error {
 	return nil
 }
 
-// setHeader replaces the first header of the line's name in place, or
-// appends the line (Pound's H_REPLACE).
-func (st *State) setHeader(m *Message, line []byte) {
+// setHeader replaces the first header named name (the line's own name
+// when "") in place, or appends the line (Pound's H_REPLACE).
+func (st *State) setHeader(m *Message, line []byte, name string) {
 	m.HeadersChanged = true
-	name := LineName(line)
-	for i, l := range m.Lines {
-		if len(l) > len(name) && l[len(name)] == ':' && bytes.EqualFold(l[:len(name)], name) {
-			m.Lines[i] = line
-			return
+	if name == "" {
+		name := LineName(line)
+		for i, l := range m.Lines {
+			if len(l) > len(name) && l[len(name)] == ':' && bytes.EqualFold(l[:len(name)], name) {
+				m.Lines[i] = line
+				return
+			}
 		}
+	} else if i := m.find(name); i >= 0 {
+		m.Lines[i] = line
+		return
 	}
 	m.Lines = append(m.Lines, line)
 }

@@ -70,6 +70,7 @@ func basicCredentials(v, dst []byte) (cred []byte, ok bool) {
 func decodedMax(n int) int { return base64.RawStdEncoding.DecodedLen(n) + 2 }
 
 // tbf is the TBF condition: the expanded key's bucket gives a token.
+// When it has none, RetryAfter learns how long until it has one.
 func (st *State) tbf(env *Env, l *leaf) (bool, error) {
 	start := len(st.arena)
 	out, err := st.expand(env, l.subject, st.arena, "tbf")
@@ -77,5 +78,9 @@ func (st *State) tbf(env *Env, l *leaf) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return l.tbf.Limiter.Allow(st.arena[start:])
+	ok, wait, err := l.tbf.Limiter.Take(st.arena[start:])
+	if !ok && err == nil {
+		st.RetryAfter = max(st.RetryAfter, wait)
+	}
+	return ok, err
 }

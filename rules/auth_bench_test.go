@@ -27,13 +27,18 @@ func BenchmarkSelectAuth(b *testing.B) {
 		{"none", ""},
 		{"basicauth", `BasicAuth -file "` + pw + `"`},
 		{"tbf", `TBF "%[remoteip 0]" 1000/1us 4294967295`},
+		{"tbf by header", `TBF "%[header X-Api-Key]" 1000/1us 4294967295`},
+		{"tbf by cookie", `TBF "%[cookie sid]" 1000/1us 4294967295`},
+		{"tbf by jwt claim", `TBF "%[jwt sub]" 1000/1us 4294967295`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			p := compileFirst(b, wrap("", "", bc.conds))
 			var st State
 			client := netip.MustParseAddr("192.0.2.1")
 			method, url := []byte("GET"), []byte("/index.html")
-			hdrs := [][]byte{[]byte("Host: www.example.com"), []byte(basic("bench:s3cret"))}
+			hdrs := [][]byte{[]byte("Host: www.example.com"), []byte(basic("bench:s3cret")),
+				[]byte("X-Api-Key: k-1234"), []byte("Cookie: theme=dark; sid=abc123"),
+				[]byte(bearer(`{"iss":"https://id.example","sub":"alice","exp":1900000000}`))}
 			run := func() {
 				st.Begin(client, len(p.env.Detached))
 				st.Req.Method, st.Req.URL = method, url

@@ -28,6 +28,11 @@ func (p *Program) Listing() []string {
 			s = "jump " + strconv.Itoa(int(in.t))
 		case opAct:
 			s = in.act.describe()
+		case opEdit:
+			s = in.act.describeEdit()
+			if int(in.t) != i+1 {
+				s += fmt.Sprintf(" ? %d : %d", in.t, i+1)
+			}
 		case opAccept:
 			s = "accept"
 		case opReject:
@@ -133,6 +138,36 @@ func (a *action) describe() string {
 	return s
 }
 
+// describeEdit renders one of zproxy's edits.
+func (a *action) describeEdit() string {
+	switch a.kind {
+	case actHoldHeader:
+		if a.slot == heldNone {
+			return "drop_header " + strconv.Quote(a.name)
+		}
+		return fmt.Sprintf("hold_header %q #%d", a.name, a.slot)
+	case actAppendForwarded, actAppendHeld:
+		return fmt.Sprintf("%s %q #%d", a.kind, a.name, a.slot)
+	case actAppendHeader:
+		return "append_header " + strconv.Quote(string(a.line))
+	case actReplaceHeader:
+		rs := make([]string, len(a.repls))
+		for i, r := range a.repls {
+			rs[i] = "name " + describePattern(r.name) + " value " + describePattern(r.match) + " " + strconv.Quote(r.repl)
+		}
+		return "replace_header " + strings.Join(rs, "; ")
+	case actRewriteURL:
+		return "rewrite_url " + describePattern(a.pat) + " " + strconv.Quote(a.repl)
+	case actRewriteLocation:
+		s := "rewrite_location " + strconv.Itoa(a.mode)
+		if a.undoURL {
+			s += " undo_url"
+		}
+		return s
+	}
+	return a.describe()
+}
+
 // Listings compiles every program of cfg and lists them by scope, for
 // --dump-config; detached conditions come first.
 func Listings(cfg *config.Config) ([]config.ProgramListing, error) {
@@ -173,9 +208,24 @@ func Listings(cfg *config.Config) ([]config.ProgramListing, error) {
 		}
 		return nil
 	}
+	zproxy := func(scope string, e *Env, l *config.Listener, s *config.Service) error {
+		if cfg.Dialect != config.DialectZproxy {
+			return nil
+		}
+		req, resp, err := e.CompileZproxyEdits(NewZproxyEdits(cfg, l, s))
+		if s != nil { // requests are forwarded only once a service is chosen
+			if err := add(scope, "request", req, err); err != nil {
+				return err
+			}
+		}
+		return add(scope, "response", resp, err)
+	}
 	for i, l := range cfg.Listeners {
 		le := env.Scope(l.Constants, l.TrustedIP, l.ForwardedHeader)
 		sc := fmt.Sprintf("listener %d", i)
+		if err := zproxy(sc, le, l, nil); err != nil {
+			return nil, err
+		}
 		p, err := le.CompileRewrite(l.Rewrites.Request)
 		if err := add(sc, "request", p, err); err != nil {
 			return nil, err
@@ -186,6 +236,11 @@ func Listings(cfg *config.Config) ([]config.ProgramListing, error) {
 		}
 		if err := services(sc, le, l.Services); err != nil {
 			return nil, err
+		}
+		for j, s := range l.Services {
+			if err := zproxy(fmt.Sprintf("%s service %d %q", sc, j, s.Name), le, l, s); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, services("global", env, cfg.Services)

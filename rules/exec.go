@@ -25,6 +25,12 @@ func (p *Program) run(st *State, m *Message) (opcode, error) {
 				return opEnd, err
 			}
 			pc++
+		case opEdit:
+			if st.edit(in.act, m) {
+				pc = in.t
+			} else {
+				pc++
+			}
 		default:
 			return in.op, nil
 		}

@@ -106,6 +106,11 @@ func (st *State) appendAccessor(env *Env, dst []byte, p *part) ([]byte, bool) {
 		return appendIP(dst, st.remoteIP(env, p.text != "0"), env.Anonymise), true
 	case aUser:
 		return append(dst, basicUser(r)...), true
+	case aCookie:
+		v, ok := cookieValue(r, p.text)
+		return append(dst, v...), ok
+	case aJWT:
+		return st.appendJWTClaim(dst, r, p.text)
 	}
 	return dst, false
 }

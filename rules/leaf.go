@@ -42,9 +42,12 @@ type leaf struct {
 	list    *config.PatternList
 	target  leafKind // the kind a watched list's patterns apply to
 	auth    *config.PasswordFile
-	tbf     *config.TBF
-	script  *scriptCall
-	src     *config.Condition
+	// field: a header-line pattern that amounts to a field name
+	// (config.Pattern.FieldName) is tested by name.
+	field  string
+	tbf    *config.TBF
+	script *scriptCall
+	src    *config.Condition
 }
 
 var kindOf = map[config.CondKind]leafKind{
@@ -60,6 +63,8 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 		l.kind = lkHeaderLine
 		if x.Name != "" {
 			l.kind = lkHeaderNamed
+		} else if x.Pattern != nil {
+			l.field, _ = x.Pattern.FieldName()
 		}
 	case config.CondBasicAuth:
 		l.kind, l.auth = lkBasicAuth, x.Auth
@@ -163,6 +168,13 @@ func (st *State) match(env *Env, l *leaf, k leafKind, p *config.Pattern, m *Mess
 		subj = v
 	case lkHeaderLine:
 		for _, line := range m.Lines {
+			if l.field != "" && k == l.kind {
+				if nameIs(line, l.field) {
+					st.push(l.tag, p, line)
+					return true, nil
+				}
+				continue
+			}
 			if p.Match(line) {
 				st.push(l.tag, p, line)
 				return true, nil

@@ -13,6 +13,7 @@ const (
 	opAccept               // selection: the conditions hold
 	opReject               // selection: they do not
 	opEnd                  // end of a rewrite program
+	opEdit                 // run one of zproxy's edits (act); go to t when it changed something, else next
 )
 
 // instr is one instruction. Conditions are compiled to jumping code:

@@ -9,6 +9,7 @@ package rules
 import (
 	"bytes"
 	"net/netip"
+	"time"
 )
 
 // Message is the working copy of a request or response head the program
@@ -21,13 +22,42 @@ type Message struct {
 	// Changed records whether an action touched the URL or the headers,
 	// so the proxy re-renders only what changed.
 	URLChanged, HeadersChanged bool
+	// BindHost: the program put a Host line for the proxy to fill with
+	// the backend's address (zproxy RewriteHost).
+	BindHost bool
+	// marked says that mark ran: Lines[:recv] are the received lines the
+	// proxy's own lines follow (zproxy's order); otherwise those go last.
+	marked bool
+	recv   int
+	// rewritten is the URL as the last rewrite_url that matched left
+	// it, and urlTail 1 + the length of its end no rule changed (0: none
+	// matched), for putting back a Location's path.
+	rewritten []byte
+	urlTail   int
 }
 
 // Reset empties m, keeping its capacity.
 func (m *Message) Reset() {
 	m.Method, m.URL = nil, nil
 	m.Lines = m.Lines[:0]
-	m.URLChanged, m.HeadersChanged = false, false
+	m.URLChanged, m.HeadersChanged, m.BindHost = false, false, false
+	m.marked, m.recv, m.rewritten, m.urlTail = false, 0, nil, 0
+}
+
+// Split returns the lines before and after the place where the proxy
+// writes the lines it adds itself (framing): after the received lines
+// when the program marked them, else after all lines.
+func (m *Message) Split() (before, after [][]byte) {
+	if !m.marked {
+		return m.Lines, nil
+	}
+	return m.Lines[:m.recv], m.Lines[m.recv:]
+}
+
+// Rewritten returns the URL as rewrite_url left it and the length of
+// its end no rule changed; ok is false when no rule matched.
+func (m *Message) Rewritten() (url []byte, tail int, ok bool) {
+	return m.rewritten, m.urlTail - 1, m.urlTail > 0
 }
 
 // Path is the URL up to the query.
@@ -135,11 +165,19 @@ type State struct {
 	// LogSuppress accumulates the LogSuppress classes (bit 1<<class) of
 	// the services that matched, FallThrough ones included.
 	LogSuppress uint8
-	arena       []byte
-	smq         [smqSize]submatch
-	smCur       int
-	smLen       int
-	evals       []int8 // detached condition results: 0 unknown, 1 false, 2 true
+	// RetryAfter is, when a TBF condition found its bucket empty, the
+	// longest wait until such a bucket has a token again (0: none did).
+	RetryAfter time.Duration
+	arena      []byte
+	smq        [smqSize]submatch
+	smCur      int
+	smLen      int
+	evals      []int8 // detached condition results: 0 unknown, 1 false, 2 true
+	held       [heldSlots]heldValue
+	jwt        []byte // the decoded payload of %[jwt CLAIM]
+	// Location rewrites Location headers for rewrite_location (the
+	// proxy sets it once per connection).
+	Location LocationRewriter
 	// Script is the Lua runtime the request holds, X what its scripts
 	// see beyond the heads (script.go). Dry (the routing explainer's
 	// state; Begin keeps it) calls no Lua function: DryScriptError.
@@ -157,9 +195,10 @@ func (st *State) Begin(client netip.Addr, detached int) {
 	st.Req.Reset()
 	st.Resp.Reset()
 	st.Client = client
-	st.LogSuppress = 0
+	st.LogSuppress, st.RetryAfter = 0, 0
 	st.arena = st.arena[:0]
 	st.smCur, st.smLen = 0, 0
+	st.held = [heldSlots]heldValue{}
 	for i := range st.smq {
 		st.smq[i] = submatch{}
 	}

@@ -32,7 +32,7 @@ func (st *State) headerLine(name, value []byte) []byte {
 // ReplaceHeader replaces the first header named name by "name: value",
 // or appends it (Pound's H_REPLACE).
 func (st *State) ReplaceHeader(m *Message, name, value []byte) {
-	st.setHeader(m, st.headerLine(name, value))
+	st.setHeader(m, st.headerLine(name, value), "")
 }
 
 // AddHeader appends "name: value" (Pound's H_APPEND).
@@ -41,24 +41,24 @@ func (st *State) AddHeader(m *Message, name, value []byte) {
 	m.HeadersChanged = true
 }
 
-// DeleteHeaders removes every header named name.
+// DeleteHeaders removes every header named name (the received lines a
+// mark counted stay counted right).
 func (m *Message) DeleteHeaders(name []byte) {
-	out := m.Lines[:0]
-	for _, l := range m.Lines {
+	out, recv := m.Lines[:0], m.recv
+	for i, l := range m.Lines {
 		if !NameIs(l, name) {
 			out = append(out, l)
+		} else if i < recv {
+			m.recv--
 		}
 	}
-	clear(m.Lines[len(out):])
-	m.Lines = out
-	m.HeadersChanged = true
+	m.truncate(out)
 }
 
 // ClearHeaders removes every header.
 func (m *Message) ClearHeaders() {
-	clear(m.Lines)
-	m.Lines = m.Lines[:0]
-	m.HeadersChanged = true
+	m.recv = 0
+	m.truncate(m.Lines[:0])
 }
 
 // SetURL replaces the request target.

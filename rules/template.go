@@ -49,6 +49,8 @@ const (
 	aPort
 	aRemoteIP
 	aUser
+	aCookie // lbd: %[cookie NAME]
+	aJWT    // lbd: %[jwt CLAIM]
 )
 
 var accessors = map[string]struct {
@@ -58,6 +60,7 @@ var accessors = map[string]struct {
 	"url": {aURL, false}, "path": {aPath, false}, "query": {aQuery, false},
 	"param": {aParam, true}, "header": {aHeader, true}, "host": {aHost, false},
 	"port": {aPort, false}, "remoteip": {aRemoteIP, true}, "user": {aUser, false},
+	"cookie": {aCookie, true}, "jwt": {aJWT, true},
 }
 
 type part struct {
@@ -76,6 +79,9 @@ type part struct {
 type template struct {
 	src   string
 	parts []part
+	// lit is the value of a string with nothing to expand (nil
+	// otherwise): actions use it as it is, without copying.
+	lit []byte
 }
 
 func (e *Env) template(s string) *template {
@@ -118,6 +124,13 @@ func (e *Env) template(s string) *template {
 				msg: fmt.Sprintf("unescaped %% character at offset %d", at()+1)})
 			s = s[1:]
 		}
+	}
+	switch {
+	case len(t.parts) == 0:
+		t.lit = []byte{}
+	case len(t.parts) == 1 && t.parts[0].kind == pLit:
+		b := []byte(t.parts[0].text)
+		t.lit = b[:len(b):len(b)]
 	}
 	return t
 }

@@ -67,6 +67,13 @@ func (p *Program) runTrace(st *State, m *Message, steps *[]explain.Step) (opcode
 				return opEnd, err
 			}
 			pc++
+		case opEdit:
+			*steps = append(*steps, explain.Step{Action: in.act.describeEdit()})
+			if st.edit(in.act, m) {
+				pc = in.t
+			} else {
+				pc++
+			}
 		default:
 			return in.op, nil
 		}

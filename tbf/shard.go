@@ -29,8 +29,9 @@ func (s *shard) init() {
 	s.head, s.tail, s.free = none, none, none
 }
 
-// take does one request's work on key h under the shard lock.
-func (s *shard) take(l *Limiter, h uint64, now int64) bool {
+// take does one request's work on key h under the shard lock; when the
+// bucket is empty, next is when its next token comes.
+func (s *shard) take(l *Limiter, h uint64, now int64) (ok bool, next int64) {
 	i, ok := s.index[h]
 	if ok {
 		s.unlink(i)
@@ -42,10 +43,10 @@ func (s *shard) take(l *Limiter, h uint64, now int64) bool {
 	s.pushTail(i)
 	s.expire(now)
 	if b.tokens == 0 {
-		return false
+		return false, satAdd(b.stamp, l.interval)
 	}
 	b.tokens--
-	return true
+	return true, 0
 }
 
 // alloc finds a slot for a new key: a free one, a new one while the

@@ -59,15 +59,58 @@ func (l *Limiter) Allow(key []byte) (bool, error) {
 
 // AllowAt is Allow at time now (ns on the Limiter's clock; tests drive it).
 func (l *Limiter) AllowAt(key []byte, now int64) (bool, error) {
+	ok, _, err := l.TakeAt(key, now)
+	return ok, err
+}
+
+// Take is Allow that also says, when the bucket is empty, how long until
+// it has a token again (for a Retry-After header).
+func (l *Limiter) Take(key []byte) (ok bool, wait time.Duration, err error) {
+	return l.TakeAt(key, int64(time.Since(epoch)))
+}
+
+// TakeAt is Take at time now.
+func (l *Limiter) TakeAt(key []byte, now int64) (ok bool, wait time.Duration, err error) {
 	if l.burst == 0 {
-		return false, ErrNoBurst
+		return false, 0, ErrNoBurst
 	}
 	h := maphash.Bytes(l.seed, key)
 	s := &l.shards[h%shardCount]
 	s.mu.Lock()
-	ok := s.take(l, h, now)
+	ok, next := s.take(l, h, now)
 	s.mu.Unlock()
-	return ok, nil
+	if ok {
+		return true, 0, nil
+	}
+	return false, time.Duration(next - now), nil
+}
+
+// Interval is the time per token in nanoseconds; Burst the bucket size.
+func (l *Limiter) Interval() uint64 { return l.interval }
+
+// Burst is the most tokens a bucket holds.
+func (l *Limiter) Burst() uint64 { return l.burst }
+
+// InUse is the number of buckets that are not full: keys seen lately
+// enough that forgetting them would give them tokens back. Buckets past
+// that point are only waiting to be reused.
+func (l *Limiter) InUse() int {
+	return l.inUseAt(int64(time.Since(epoch)))
+}
+
+func (l *Limiter) inUseAt(now int64) int {
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for _, j := range s.index {
+			if s.slots[j].expiry > now {
+				n++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // Len is the number of buckets held.

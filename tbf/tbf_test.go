@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 const sec = int64(1e9)
@@ -179,6 +180,60 @@ func BenchmarkAllowParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestTakeSaysWhenTheNextTokenComes: a refused request learns how long
+// until its bucket has a token again, counted from the last whole
+// interval, never 0.
+func TestTakeSaysWhenTheNextTokenComes(t *testing.T) {
+	cases := []struct {
+		name     string
+		interval uint64
+		burst    uint32
+		takes    []int64 // times of earlier successful takes
+		at       int64
+		wantWait time.Duration
+	}{
+		{name: "just emptied", interval: uint64(sec), burst: 1, takes: []int64{0}, at: 0, wantWait: time.Second},
+		{name: "part of the interval gone", interval: uint64(sec), burst: 2, takes: []int64{0, 0}, at: sec / 4,
+			wantWait: 750 * time.Millisecond},
+		{name: "counted from the last refill", interval: uint64(sec), burst: 2, takes: []int64{0, 0, sec + sec/4},
+			at: sec + sec/4, wantWait: 750 * time.Millisecond},
+		{name: "a slow rate", interval: 60 * uint64(sec), burst: 1, takes: []int64{0}, at: 10 * sec,
+			wantWait: 50 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := New(tc.interval, tc.burst)
+			for _, at := range tc.takes {
+				if ok, _, err := l.TakeAt([]byte("k"), at); !ok || err != nil {
+					t.Fatalf("take at %d refused: %v", at, err)
+				}
+			}
+			ok, wait, err := l.TakeAt([]byte("k"), tc.at)
+			if ok || err != nil || wait != tc.wantWait {
+				t.Errorf("TakeAt = %v, %v, %v; want refused, %v", ok, wait, err, tc.wantWait)
+			}
+		})
+	}
+}
+
+// TestInUseCountsBucketsNotFull: a bucket counts while it is not full
+// again; one that has had time to fill up does not, held or not.
+func TestInUseCountsBucketsNotFull(t *testing.T) {
+	l := New(uint64(sec), 2)
+	for _, k := range []string{"a", "b", "c"} {
+		if ok, _, _ := l.TakeAt([]byte(k), 0); !ok {
+			t.Fatal("refused")
+		}
+	}
+	if n := l.inUseAt(0); n != 3 {
+		t.Errorf("in use at 0: %d, want 3", n)
+	}
+	l.TakeAt([]byte("c"), 5*sec) // c again, later: a and b are full by then
+	if n, held := l.inUseAt(5*sec), l.Len(); n != 1 || held < 1 {
+		t.Errorf("in use at 5s: %d (held %d), want 1", n, held)
+	}
 }
 
 // TestPeek checks that Peek reports the tokens Allow would see and
