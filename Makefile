@@ -76,12 +76,15 @@ fuzz:
 		$(GO) test $(TAGS) -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
 
-# Micro-benchmarks, the side-by-side proxy comparisons (HTTP/1.1 and TLS)
-# and the idle-connection memory meter; bench/RESULTS.md records them.
+# Micro-benchmarks, the side-by-side proxy comparisons (HTTP/1.1 and TLS),
+# system calls per request beside HAProxy (perf and strace: Debian's
+# linux-perf and strace) and the idle-connection memory meter;
+# bench/RESULTS.md records them.
 bench: build
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem -count 1 ./...
 	bench/peers.sh
 	bench/tls.sh
+	mkdir -p bench/out && OUT_MD=bench/out/syscalls-$$(date +%Y%m%d-%H%M%S).md bench/syscalls.sh
 	$(GO) run ./bench/idleconns -lbd $(BIN)/lbd -n 10000
 
 run: build

@@ -1,0 +1,362 @@
+#!/usr/bin/env bash
+# syscalls.sh: system calls per request, lbd beside HAProxy (issue 20).
+#
+# Same setup as ../shared/bench/peers.sh: 2 upstreams, round robin over
+# them, keep-alive on both sides, logging off, the proxy on CPU 1 with one
+# worker (GOMAXPROCS=1, nbthread 1), wrk -t1 and the upstreams on CPU 0.
+# For each proxy and each connection count, after a warm-up, three wrk runs
+# of DURATION seconds:
+#   clean   no tracer: req/s, p99, CPU µs per request (utime+stime / requests)
+#   perf    perf stat counting syscall tracepoints on the proxy (cheap: the
+#           timing barely moves, so this is what the proxy does untraced)
+#   strace  strace -c -f -p PID attached for the run (Debian strace; it
+#           stops the proxy at every call, which gives peers time to
+#           answer: reads that would fail untraced often succeed here)
+# and prints, per request: read (read+recvfrom+recvmsg+readv), of those
+# EAGAIN, write (write+sendto+sendmsg+writev), epoll_wait (+epoll_pwait), futex, other
+# and total. Medians over REPS.
+#
+# Usage: bench/syscalls.sh [-h] [NAME=LBD_BINARY ...]
+#   default: lbd=bin/lbd (run `make build` first). Several lbd builds can
+#   be compared in one run: bench/syscalls.sh before=/tmp/lbd-main after=bin/lbd
+# Environment (defaults in brackets):
+#   PEERS ["haproxy"] other proxies (haproxy only; empty: none)
+#   CONNS ["50 400"]  DURATION [5]  WARMUP [2]  REPS [1]  SIZE [100] body bytes
+#   TRACERS ["perf strace"] which counted runs to make (clean always runs)
+#   PIN [1] proxy on CPU $PROXY_CPUS [1], wrk+upstreams on $LOAD_CPUS [0]
+#   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
+#   OUT_MD also write the tables there;  OUT_TSV raw rows;  KEEP=1 keep scratch
+# Bounded: every wrk, perf and strace run has a timeout; every process
+# started here is stopped by PID (TERM, then KILL after 5 s).
+
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+	sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0
+fi
+
+PEERS=${PEERS-haproxy}
+CONNS=${CONNS:-"50 400"}
+DURATION=${DURATION:-5} WARMUP=${WARMUP:-2} REPS=${REPS:-1} SIZE=${SIZE:-100}
+TRACERS=${TRACERS-"perf strace"}
+PIN=${PIN:-1} PROXY_CPUS=${PROXY_CPUS:-1} LOAD_CPUS=${LOAD_CPUS:-0}
+PORT=${PORT:-18600}
+UP1=$((PORT + 1)) UP2=$((PORT + 2)) LPORT=$((PORT + 2))
+UPSTREAM_SRC=${UPSTREAM_SRC:-../shared/bench/upstream}
+
+log() { printf 'syscalls: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+command -v wrk >/dev/null || die "wrk missing (apt-get install wrk)"
+[[ " $TRACERS " == *" strace "* ]] && ! command -v strace >/dev/null && die "strace missing (apt-get install strace)"
+if [[ " $TRACERS " == *" perf "* ]] && ! perf stat -e raw_syscalls:sys_enter -- true >/dev/null 2>&1; then
+	log "perf cannot count syscall tracepoints here: perf runs skipped"
+	TRACERS=${TRACERS//perf/}
+fi
+GO=$(command -v go || echo /usr/local/go/bin/go)
+HZ=$(getconf CLK_TCK)
+if [[ $PIN == 1 ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
+	PROXY_SET="taskset -c $PROXY_CPUS" LOAD_SET="taskset -c $LOAD_CPUS"
+else
+	PIN=0 PROXY_SET="" LOAD_SET=""
+fi
+ulimit -n 65536 2>/dev/null || true
+
+# targets: NAMES[i] kind BINS[i]
+NAMES=() KINDS=() BINS=()
+(($#)) || set -- lbd=bin/lbd
+for a in "$@"; do
+	[[ $a == *=* ]] || a="$(basename "$a")=$a"
+	bin=${a#*=}
+	[[ -x $bin ]] || die "${bin} is not an executable (make build?)"
+	NAMES+=("${a%%=*}") KINDS+=(lbd) BINS+=("$(realpath "$bin")")
+done
+for p in $PEERS; do
+	case $p in
+	haproxy) command -v haproxy >/dev/null && { NAMES+=(haproxy) KINDS+=(haproxy) BINS+=(haproxy); } ||
+		log "haproxy missing, skipped" ;;
+	*) die "unknown peer $p" ;;
+	esac
+done
+
+T=$(mktemp -d /tmp/syscalls.XXXXXX) || die "mktemp failed"
+TSV=$T/results.tsv
+: >"$TSV"
+UP_PID="" PROXY_PID="" TRACER_PID=""
+
+pids_of() { # PID and its descendants
+	ps -e -o pid=,ppid= | awk -v root="$1" '{ parent[$1] = $2 }
+		END { keep[root] = 1
+			do { more = 0; for (p in parent) if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; more = 1 } } while (more)
+			for (p in keep) print p }'
+}
+cpu_ticks() { # utime+stime (+ reaped children) of a process tree
+	local p s t=0
+	for p in $(pids_of "$1"); do
+		s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+		s=${s##*) }
+		t=$((t + $(awk '{ print $12 + $13 + $14 + $15 }' <<<"$s")))
+	done
+	echo "$t"
+}
+stop() { # TERM a process tree, KILL what is left after 5 s
+	local root=$1 pids p i left
+	[[ -n $root ]] || return 0
+	pids=$(pids_of "$root")
+	kill -TERM $pids 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		left=""
+		for p in $pids; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+		[[ -z $left ]] && break
+		sleep 0.1
+	done
+	[[ -n $left ]] && kill -KILL $left 2>/dev/null
+	wait "$root" 2>/dev/null
+	return 0
+}
+cleanup() {
+	stop "$TRACER_PID"
+	stop "$PROXY_PID"
+	stop "$UP_PID"
+	if [[ ${KEEP:-0} == 1 ]]; then log "kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() { local i; for ((i = 0; i < 100; i++)); do port_open "$1" && return 0; sleep 0.1; done; return 1; }
+
+(cd "$UPSTREAM_SRC" && GOWORK=off GOFLAGS='' "$GO" build -o "$T/upstream" .) || die "upstream build failed ($UPSTREAM_SRC)"
+for p in $UP1 $UP2; do port_open "$p" && die "port $p already in use (set PORT=...)"; done
+$LOAD_SET "$T/upstream" -listen "127.0.0.1:$UP1,127.0.0.1:$UP2" -size "$SIZE" 2>"$T/upstream.log" &
+UP_PID=$!
+wait_port "$UP2" || die "upstream did not start: $(tail -3 "$T/upstream.log")"
+
+write_cfg() { # KIND FILE PORT: the configs peers.sh writes
+	case $1 in
+	lbd) cat >"$2" <<-EOF
+		Daemon 0
+		LogLevel 0
+		ListenHTTP
+		    Address 127.0.0.1
+		    Port $3
+		    Service "default"
+		        BackEnd
+		            Address 127.0.0.1
+		            Port $UP1
+		        End
+		        BackEnd
+		            Address 127.0.0.1
+		            Port $UP2
+		        End
+		    End
+		End
+	EOF
+	;;
+	haproxy) cat >"$2" <<-EOF
+		global
+		    nbthread 1
+		    maxconn 4096
+		defaults
+		    mode http
+		    timeout connect 5s
+		    timeout client 60s
+		    timeout server 60s
+		    timeout http-keep-alive 60s
+		    http-reuse safe
+		frontend fe
+		    bind 127.0.0.1:$3
+		    default_backend be
+		backend be
+		    balance roundrobin
+		    server s1 127.0.0.1:$UP1
+		    server s2 127.0.0.1:$UP2
+	EOF
+	;;
+	esac
+}
+
+start_proxy() { # INDEX PORT TAG -> PROXY_PID
+	local cfg=$T/$3.cfg
+	write_cfg "${KINDS[$1]}" "$cfg" "$2"
+	case ${KINDS[$1]} in
+	lbd) GOMAXPROCS=1 $PROXY_SET "${BINS[$1]}" -F -f "$cfg" >"$T/$3.log" 2>&1 & ;;
+	haproxy) $PROXY_SET haproxy -db -f "$cfg" >"$T/$3.log" 2>&1 & ;;
+	esac
+	PROXY_PID=$!
+	wait_port "$2" || { log "${NAMES[$1]} did not start: $(tail -3 "$T/$3.log")"; return 1; }
+	"$T/upstream" -probe "http://127.0.0.1:$2/$SIZE" -n 16 -want 2 2>"$T/$3.probe" ||
+		{ log "${NAMES[$1]} probe failed: $(tail -1 "$T/$3.probe")"; return 1; }
+}
+
+wrk_run() { # CONNS URL SECONDS OUT
+	timeout -k 5 $(($3 + 30)) $LOAD_SET wrk -t1 -c"$1" -d"$3s" --timeout 5s --latency \
+		-H "Connection: keep-alive" "$2" >"$4" 2>&1
+}
+# wrk_stats OUT: "requests req/s p99_us errors"
+wrk_stats() {
+	awk 'function us(v) { if (v ~ /us$/) return v + 0; if (v ~ /ms$/) return v * 1e3; if (v ~ /s$/) return v * 1e6; return 0 }
+		/ requests in / { reqs = $1 }
+		/^Requests\/sec:/ { rps = $2 }
+		$1 == "99%" { p99 = us($2) }
+		/Non-2xx/ { err += $NF }
+		/Socket errors/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) err += $i + 0 }
+		END { printf "%d %.0f %.0f %d\n", reqs, rps, p99, err }' "$1"
+}
+
+# The syscall classes, as "name class" for both tracers' outputs.
+CLASSES='read read
+recvfrom read
+readv read
+recvmsg read
+write write
+sendto write
+writev write
+sendmsg write
+epoll_wait epoll
+epoll_pwait epoll
+futex futex'
+
+# counts_strace FILE: "read eagain write epoll futex total" from strace -c.
+counts_strace() {
+	awk -v classes="$CLASSES" '
+		BEGIN { n = split(classes, l, "\n"); for (i = 1; i <= n; i++) { split(l[i], f, " "); cls[f[1]] = f[2] } }
+		$NF == "total" { total = $4; next }
+		$1 ~ /^[0-9.]+$/ && NF >= 5 {
+			name = $NF; calls = $4; errs = NF == 6 ? $5 : 0
+			if (name in cls) { c[cls[name]] += calls; if (cls[name] == "read") eagain += errs }
+		}
+		END { printf "%d %d %d %d %d %d\n", c["read"], eagain, c["write"], c["epoll"], c["futex"], total }' "$1"
+}
+
+PERF_EVENTS=(-e raw_syscalls:sys_enter)
+for n in read recvfrom recvmsg readv write sendto sendmsg writev epoll_wait epoll_pwait futex; do
+	PERF_EVENTS+=(-e "syscalls:sys_enter_$n")
+done
+for n in read recvfrom recvmsg; do PERF_EVENTS+=(-e "syscalls:sys_exit_$n" --filter 'ret == -11'); done
+
+# counts_perf FILE: the same from perf stat -x, output.
+counts_perf() {
+	awk -F, -v classes="$CLASSES" '
+		BEGIN { n = split(classes, l, "\n"); for (i = 1; i <= n; i++) { split(l[i], f, " "); cls[f[1]] = f[2] } }
+		{ v = $1 + 0; ev = $3 }
+		ev == "raw_syscalls:sys_enter" { total = v; next }
+		ev ~ /^syscalls:sys_exit_/ { eagain += v; next }
+		ev ~ /^syscalls:sys_enter_/ { name = ev; sub(/^syscalls:sys_enter_/, "", name); if (name in cls) c[cls[name]] += v }
+		END { printf "%d %d %d %d %d %d\n", c["read"], eagain, c["write"], c["epoll"], c["futex"], total }' "$1"
+}
+
+# traced TRACER PID CONNS URL TAG: a wrk run with the tracer attached to
+# the proxy; prints "requests read eagain write epoll futex total".
+traced() {
+	local tracer=$1 pid=$2 out=$T/$5.$1 i
+	case $tracer in
+	perf) timeout -s INT -k 5 $((DURATION + 40)) perf stat -x, -o "$out" "${PERF_EVENTS[@]}" -p "$pid" \
+		2>"$out.err" & ;;
+	strace) timeout -s INT -k 5 $((DURATION + 40)) strace -c -f -p "$pid" -o "$out" 2>"$out.err" & ;;
+	esac
+	TRACER_PID=$!
+	# attached once strace reports it (every thread), or after 1 s for perf
+	for ((i = 0; i < 50; i++)); do
+		[[ $tracer == strace ]] && grep -q 'Process .* attached' "$out.err" 2>/dev/null && break
+		[[ $tracer == perf ]] && ((i >= 10)) && break
+		sleep 0.1
+	done
+	sleep 0.2
+	wrk_run "$3" "$4" "$DURATION" "$T/$5.$1.wrk"
+	kill -INT "$TRACER_PID" 2>/dev/null
+	wait "$TRACER_PID" 2>/dev/null
+	TRACER_PID=""
+	local reqs
+	read -r reqs _ < <(wrk_stats "$T/$5.$1.wrk")
+	echo "$reqs $(counts_"$tracer" "$out")"
+}
+
+run_one() { # REP INDEX CONNS
+	local rep=$1 i=$2 c=$3 name=${NAMES[$2]} tag="${NAMES[$2]}-c$3-r$1" port t0 t1 reqs rps p99 errs
+	LPORT=$((LPORT + 1))
+	while port_open "$LPORT"; do LPORT=$((LPORT + 1)); done
+	port=$LPORT
+	if ! start_proxy "$i" "$port" "$tag"; then
+		stop "$PROXY_PID"
+		PROXY_PID=""
+		return
+	fi
+	local url=http://127.0.0.1:$port/$SIZE
+	wrk_run "$c" "$url" "$WARMUP" /dev/null
+	t0=$(cpu_ticks "$PROXY_PID")
+	wrk_run "$c" "$url" "$DURATION" "$T/$tag.wrk"
+	t1=$(cpu_ticks "$PROXY_PID")
+	read -r reqs rps p99 errs < <(wrk_stats "$T/$tag.wrk")
+	awk -v r="$rep" -v n="$name" -v c="$c" -v q="$reqs" -v rps="$rps" -v p="$p99" -v e="$errs" \
+		-v t=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%s\t%s\t%s\tclean\t%s\t%s\t%s\t%.2f\n", r, n, c, rps, p, e, q ? t * 1e6 / hz / q : 0 }' >>"$TSV"
+	log "$(printf '%-10s c=%-4s %8.0f req/s  p99 %6.0f us  cpu %5.2f us/req  errors %d' "$name" "$c" "$rps" "$p99" \
+		"$(tail -1 "$TSV" | cut -f8)" "$errs")"
+	local tr v
+	for tr in $TRACERS; do
+		v=$(traced "$tr" "$PROXY_PID" "$c" "$url" "$tag")
+		awk -v r="$rep" -v n="$name" -v c="$c" -v tr="$tr" -v v="$v" 'BEGIN { split(v, f, " "); q = f[1]
+			if (q <= 0) { printf "%s\t%s\t%s\t%s\n", r, n, c, tr; exit }
+			printf "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", r, n, c, tr,
+				f[2] / q, f[3] / q, f[4] / q, f[5] / q, f[6] / q, (f[7] - f[2] - f[4] - f[5] - f[6]) / q, f[7] / q }' >>"$TSV"
+		log "$(tail -1 "$TSV" | awk -F'\t' '{ printf "%-10s c=%-4s %-6s read %s (EAGAIN %s) write %s epoll %s futex %s other %s total %s per request", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }')"
+	done
+	stop "$PROXY_PID"
+	PROXY_PID=""
+}
+
+log "pin=$PIN conns=$CONNS duration=${DURATION}s reps=$REPS tracers=$TRACERS targets=${NAMES[*]}"
+for ((rep = 1; rep <= REPS; rep++)); do
+	for c in $CONNS; do
+		for ((k = 0; k < ${#NAMES[@]}; k++)); do
+			run_one "$rep" "$k" "$c"
+		done
+	done
+done
+
+# report: medians over reps, per (target, conns, kind)
+table() { # KIND TITLE
+	echo "$2"
+	echo
+	echo "| target | conns | read | of which EAGAIN | write | epoll_wait | futex | other | **total** |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk -F'\t' -v kind="$1" '
+		function med(key, col,   n, i, j, t, a) {
+			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		$4 != kind || $5 == "" { next }
+		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
+		  n = ++cnt[key]; for (m = 5; m <= 11; m++) v[key, m, n] = $m }
+		END { for (k = 1; k <= nk; k++) { split(order[k], f, SUBSEP)
+			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | **%.2f** |\n", f[2], f[1],
+				med(order[k], 5), med(order[k], 6), med(order[k], 7), med(order[k], 8), med(order[k], 9),
+				med(order[k], 10), med(order[k], 11) } }' "$TSV"
+	echo
+}
+{
+	echo "Syscalls per request, HTTP/1.1 keep-alive, ${SIZE} B bodies, wrk -t1, ${DURATION}s runs, median of $REPS;" \
+		"proxy on CPU $PROXY_CPUS with 1 worker, wrk+upstreams on CPU $LOAD_CPUS (pin=$PIN); $(nproc) CPUs;" \
+		"$(haproxy -v 2>/dev/null | head -1 | cut -d' ' -f1-3)"
+	echo
+	echo "| target | conns | req/s | p99 ms | CPU µs/req | errors |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	awk -F'\t' '
+		function med(key, col,   n, i, j, t, a) {
+			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		$4 != "clean" { next }
+		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
+		  n = ++cnt[key]; v[key, 5, n] = $5; v[key, 6, n] = $6; v[key, 8, n] = $8; errs[key] += $7 }
+		END { for (k = 1; k <= nk; k++) { split(order[k], f, SUBSEP)
+			printf "| %s | %s | %.0f | %.2f | %.2f | %d |\n", f[2], f[1], med(order[k], 5), med(order[k], 6) / 1e3,
+				med(order[k], 8), errs[order[k]] } }' "$TSV"
+	echo
+	[[ " $TRACERS " == *" perf "* ]] && table perf "Counted by perf stat (syscall tracepoints; the proxy runs at nearly full speed):"
+	[[ " $TRACERS " == *" strace "* ]] && table strace "Counted by strace -c -f -p PID (every call stops the proxy; slower, so peers have answered more often):"
+} >"$T/table.md"
+echo
+cat "$T/table.md"
+[[ -n ${OUT_MD:-} ]] && cp "$T/table.md" "$OUT_MD"
+[[ -n ${OUT_TSV:-} ]] && cp "$TSV" "$OUT_TSV"
+exit 0
