@@ -1,0 +1,78 @@
+// Package sockio reads a non-blocking TCP socket with recvmsg(2) and
+// TCP_INQ, so that the read that returns data also says whether anything
+// is left behind: more bytes, or the peer's FIN.
+//
+// That answer is what lets a caller wait for readability instead of
+// reading again, with Go's edge-triggered netpoller: after a read that
+// left the socket empty (no bytes, no FIN), every later arrival raises a
+// new edge. A read that returns less than asked does not prove that: a
+// FIN that came with the data is consumed by that read without a trace,
+// and the next read returns 0 at once, with no edge to wait for.
+package sockio
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// tcpINQ is TCP_INQ, and TCP_CM_INQ the control message type, from
+// linux/tcp.h (Linux 4.18).
+const tcpINQ = 36
+
+// Supported reports whether this platform has TCP_INQ.
+const Supported = true
+
+// EnableInq turns TCP_INQ on for fd. Kernels before 4.18 refuse it; the
+// caller then never learns that a socket is empty (Reader.Read's inq
+// stays 1) and reads before it waits, as net.Conn does.
+func EnableInq(fd uintptr) error {
+	return syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpINQ, 1)
+}
+
+// hdrLen is the aligned size of a cmsghdr: where a control message's
+// data begins.
+var hdrLen = syscall.CmsgLen(0)
+
+// Reader is the recvmsg state of one socket. It lives with its
+// connection, so that reading allocates nothing.
+type Reader struct {
+	msg  syscall.Msghdr
+	iov  syscall.Iovec
+	cmsg [32]byte // one TCP_CM_INQ message (an int) on any platform
+}
+
+// Read reads into p (len(p) > 0) from the non-blocking socket fd. It
+// returns the bytes read (0 with a nil error at the end of the stream)
+// and inq, what the kernel says is left in the socket after this read:
+// 0 when nothing is (no bytes, no FIN), more than 0 when another read
+// would return something at once, and 1 as well when it did not say
+// (TCP_INQ off, or an error). EINTR is retried; EAGAIN is returned.
+func (r *Reader) Read(fd uintptr, p []byte) (n, inq int, err error) {
+	r.iov.Base = &p[0]
+	r.iov.SetLen(len(p))
+	r.msg.Iov = &r.iov
+	r.msg.Iovlen = 1
+	r.msg.Control = &r.cmsg[0]
+	r.msg.SetControllen(len(r.cmsg))
+	for {
+		k, _, e := syscall.Syscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		// The connection outlives this buffer (pools hand it on).
+		r.iov.Base = nil
+		if e != 0 {
+			return 0, 1, e
+		}
+		n = int(k)
+		break
+	}
+	inq = 1
+	if uint64(r.msg.Controllen) >= uint64(hdrLen+4) {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&r.cmsg[0]))
+		if h.Level == syscall.IPPROTO_TCP && h.Type == tcpINQ {
+			inq = int(*(*int32)(unsafe.Pointer(&r.cmsg[hdrLen])))
+		}
+	}
+	return n, inq, nil
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+// Package sockio reads a non-blocking TCP socket and learns whether
+// anything is left in it; only Linux has TCP_INQ (see sockio_linux.go),
+// so here nothing is supported and callers keep to net.Conn.
+package sockio
+
+import "errors"
+
+// Supported reports whether this platform has TCP_INQ.
+const Supported = false
+
+// EnableInq always fails here.
+func EnableInq(uintptr) error { return errors.ErrUnsupported }
+
+// Reader is unused here.
+type Reader struct{}
+
+// Read always fails here.
+func (r *Reader) Read(uintptr, []byte) (n, inq int, err error) {
+	return 0, 1, errors.ErrUnsupported
+}
