@@ -30,6 +30,8 @@ type Conn struct {
 	requests  int          // Done calls made with this conn
 	out       atomic.Bool  // checked out: counted in b.active
 	peek      peeker       // non-blocking "closed while idle?" check
+	wr        writeReader  // WriteRead on a plain TCP socket
+	unread    bool         // see Unread
 
 	// ReadDeadline and WriteDeadline record the deadlines the user last
 	// set (UnixNano), so a user can skip re-arming a deadline that is
@@ -113,6 +115,7 @@ func (b *Backend) Dial(deadline time.Time) (*Conn, error) {
 	ewma(&b.connectTime, int64(time.Since(start)), connectShift)
 	c := &Conn{Conn: nc, b: b}
 	c.peek.init(nc)
+	c.wr.init(nc)
 	c.out.Store(true)
 	// Count the conn as active before it stops being pending, so that a
 	// concurrent ConnLimit check never sees it in neither.
