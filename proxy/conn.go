@@ -68,6 +68,9 @@ type conn struct {
 	rsbuf   []byte
 	rsLines [][]byte
 	body    []byte
+	// raw: plain TCP connections are served from inside one
+	// RawConn.Read (rawloop_linux.go).
+	raw rawLoop
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -83,6 +86,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c.resp.Headers = make([]http1.Header, 0, 16)
 	_, c.http2 = nc.(HTTP2Stream)
 	c.rs.Location = c
+	c.initRaw(nc)
 	return c
 }
 
@@ -114,6 +118,10 @@ func (c *conn) serve() {
 	defer c.release()
 	if st := c.srv.state.Load(); st.Tunnel {
 		c.serveTunnel(st)
+		return
+	}
+	if c.rawOn() {
+		c.serveRaw()
 		return
 	}
 	for {
@@ -166,8 +174,17 @@ func (c *conn) readHead(st *Listener) error {
 	}
 }
 
+// errInline: see fill.
+var errInline = errors.New("client read while serving inside the raw loop")
+
 // fill reads more bytes into the buffer, compacting or growing it first.
 func (c *conn) fill(timeout time.Duration) error {
+	if c.raw.inside {
+		// The raw loop holds the connection's read lock (servesInline
+		// keeps requests that read more out of it): a Read would wait
+		// for ever. Fail the request rather than hang.
+		return errInline
+	}
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	}

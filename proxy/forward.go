@@ -66,8 +66,15 @@ func (c *conn) attempt(st *Listener, svc *service.Service, whole bool) bool {
 	defer ioPool.Put(bp)
 	rb := *bp
 	isHEAD := c.req.MethodID == http1.MethodHEAD
+	// A whole request goes out with WriteRead, which reads the start of
+	// the answer into pre without first trying a read that must fail.
+	// HTTP/2 streams keep their own read (readResponseHead).
+	var pre []byte
+	if whole && !c.http2 {
+		pre = rb[headRoom:]
+	}
 	for fresh := false; ; fresh = true {
-		bc, err := c.send(st, svc, key, whole, fresh)
+		bc, err := c.send(st, svc, key, whole, fresh, pre)
 		if err != nil {
 			return c.failStatus(st, err)
 		}
@@ -104,8 +111,10 @@ func retryable(m http1.Method) bool {
 // send offers the request head (and the buffered body) to backends until
 // one takes it. Retrying is safe here: either nothing reached a backend
 // (dial failure), or the write failed on a reused keep-alive connection
-// whose peer had closed it, before any response byte.
-func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh bool) (*backend.Conn, error) {
+// whose peer had closed it, before any response byte. With pre (a whole
+// request) the first read of the answer is made too, into pre, and its
+// outcome left in c.ex for readResponseHead.
+func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh bool, pre []byte) (*backend.Conn, error) {
 	tries := st.MaxTries
 	if tries <= 0 {
 		tries = 3
@@ -135,7 +144,7 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 			}
 		}
 		backendWrite(bc, c.now, b.TimeOut())
-		if _, err := bc.Write(c.out); err != nil {
+		if err := c.write(bc, pre, b.TimeOut()); err != nil {
 			bc.Close()
 			last = errBackendIO
 			if reused {
@@ -151,6 +160,21 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 		return bc, nil
 	}
 	return nil, last
+}
+
+// write sends c.out to bc; with pre, by WriteRead, which also reads.
+func (c *conn) write(bc *backend.Conn, pre []byte, timeout time.Duration) error {
+	if pre == nil {
+		_, err := bc.Write(c.out)
+		return err
+	}
+	n, sent, err := bc.WriteRead(c.out, pre, c.now, timeout)
+	if !sent {
+		return err
+	}
+	c.now = time.Now() // as after every backend read (readResponseHead)
+	c.ex.preRead, c.ex.preN, c.ex.preErr = true, n, err
+	return nil
 }
 
 // failStatus maps a forwarding error to the answer the client gets.

@@ -46,6 +46,12 @@ type exchange struct {
 	logged  bool
 	capture int64
 	prefer  *backend.Backend
+	// preRead: send made the first read of the response (WriteRead):
+	// preN bytes, preErr its error; unread: the kernel said more
+	// followed them (see bodyPrefix).
+	preRead, unread bool
+	preN            int
+	preErr          error
 }
 
 // handle serves the request whose head is at buf[r:]. It reports whether

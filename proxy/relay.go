@@ -112,9 +112,15 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 // readResponseHead reads into buf until it holds a complete final
 // response head; interim 1xx responses other than 101 are dropped
 // (lbd answers Expect: 100-continue itself). It returns the bytes read.
+// The first read may have been made by send (WriteRead: c.ex.preRead).
 func (c *conn) readResponseHead(bc *backend.Conn, buf []byte, isHEAD bool) (int, error) {
 	timeout := c.ex.be.TimeOut()
 	n := 0
+	pre := c.ex.preRead
+	c.ex.preRead = false
+	// The kernel said more followed the bytes WriteRead read; that only
+	// means something while no other read follows (bodyPrefix).
+	c.ex.unread = pre && bc.Unread()
 	for {
 		if n > 0 {
 			err := http1.ParseResponseHead(buf[:n], &c.resp, isHEAD)
@@ -129,20 +135,27 @@ func (c *conn) readResponseHead(bc *backend.Conn, buf []byte, isHEAD bool) (int,
 				return n, errBadResponse
 			}
 		}
-		backendRead(bc, c.now, timeout)
-		if n == 0 && c.http2 {
-			// The request just went out; the response is not there yet.
-			// Letting the connection's other streams run first means
-			// this read usually finds it, instead of failing with EAGAIN
-			// and waiting: fewer system calls and larger batches for
-			// the HTTP/2 writer. (HTTP/1.1 clients would pay for it in
-			// tail latency; there each conn is its own.)
-			runtime.Gosched()
+		var k int
+		var err error
+		if pre {
+			k, err, pre = c.ex.preN, c.ex.preErr, false
+		} else {
+			c.ex.unread = false
+			backendRead(bc, c.now, timeout)
+			if n == 0 && c.http2 {
+				// The request just went out; the response is not there yet.
+				// Letting the connection's other streams run first means
+				// this read usually finds it, instead of failing with EAGAIN
+				// and waiting: fewer system calls and larger batches for
+				// the HTTP/2 writer. (HTTP/1.1 clients wait in WriteRead;
+				// there each conn is its own.)
+				runtime.Gosched()
+			}
+			k, err = bc.Read(buf[n:])
+			// The client's write deadline is reckoned from c.now: after a
+			// slow backend, the time the request was read is long past.
+			c.now = time.Now()
 		}
-		k, err := bc.Read(buf[n:])
-		// The client's write deadline is reckoned from c.now: after a
-		// slow backend, the time the request was read is long past.
-		c.now = time.Now()
 		n += k
 		if k == 0 && err != nil {
 			if isTimeout(err) {
@@ -158,6 +171,14 @@ func (c *conn) readResponseHead(bc *backend.Conn, buf []byte, isHEAD bool) (int,
 // it, clean says no stray bytes followed (else the backend connection is
 // not reused).
 func (c *conn) bodyPrefix(kind http1.BodyKind, body []byte) (first []byte, complete, clean bool, err error) {
+	first, complete, clean, err = c.splitBody(kind, body)
+	if complete && c.ex.unread {
+		clean = false // a FIN or stray bytes came behind the response
+	}
+	return first, complete, clean, err
+}
+
+func (c *conn) splitBody(kind http1.BodyKind, body []byte) (first []byte, complete, clean bool, err error) {
 	switch kind {
 	case http1.BodyNone:
 		return nil, true, len(body) == 0, nil

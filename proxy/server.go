@@ -297,7 +297,7 @@ func (s *Server) Close() {
 	s.stopAccepting()
 	s.mu.Lock()
 	for c := range s.conns {
-		c.nc.Close()
+		c.interrupt()
 	}
 	s.mu.Unlock()
 }
@@ -318,7 +318,7 @@ func (s *Server) closeIdle() int {
 	defer s.mu.Unlock()
 	for c := range s.conns {
 		if c.idle.Load() {
-			c.nc.Close()
+			c.interrupt()
 		}
 	}
 	return len(s.conns)

@@ -1,0 +1,210 @@
+//go:build linux
+
+package proxy
+
+import (
+	"io"
+	"net"
+	"syscall"
+	"time"
+
+	"lbd/http1"
+	"lbd/internal/sockio"
+)
+
+// rawLoop serves a plain TCP client connection from inside one
+// RawConn.Read call, so that after a response it can wait for the next
+// request without first trying a read that must fail (EAGAIN), which is
+// what net.Conn.Read does: one wasted system call per request.
+//
+// Why inside: RawConn.Read forgets the readiness the poller saw before
+// it was called, and the poller is edge-triggered, so waiting is safe
+// only when no edge came between the last read and the wait. Within one
+// call the runtime keeps every edge; and every read reports (TCP_INQ,
+// package sockio) whether it left the socket empty, without even a FIN,
+// so later bytes are sure to raise a new edge. The loop waits without
+// reading only then, and reads otherwise: a pipelined request, a FIN, or
+// a stale wake-up cost what they cost before, never a hang.
+//
+// Inside the callback the connection's read lock is held, so a request
+// is served there only if serving it needs no further read from the
+// client (servesInline); any other is handed out to the ordinary path,
+// and the loop starts again after it with a read.
+type rawLoop struct {
+	rc syscall.RawConn
+	fn func(fd uintptr) bool // c.rawStep, bound once per connection
+	rd sockio.Reader
+	// inq is what the last read left in the socket (0: nothing, so
+	// wait); 1 when unknown, as at the start of each RawConn.Read.
+	inq   int
+	first time.Time // when the first bytes of a partial head came (readHead's)
+	err   error     // why reading stopped
+	next  rawNext
+	// inside: a request is being served inside the callback; fill must
+	// not read (the read lock is held).
+	inside bool
+}
+
+type rawNext uint8
+
+const (
+	rawDone    rawNext = iota // the connection is finished
+	rawHandOut                // c.req is to be served the ordinary way
+)
+
+// initRaw puts plain TCP client connections on the raw loop.
+func (c *conn) initRaw(nc net.Conn) {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return // TLS, HTTP/2 streams, tests' pipes: net.Conn as ever
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = sockio.EnableInq(fd) }); err != nil || serr != nil {
+		return // no TCP_INQ (Linux < 4.18)
+	}
+	c.raw.rc, c.raw.fn = rc, c.rawStep
+}
+
+func (c *conn) rawOn() bool { return c.raw.fn != nil }
+
+// serveRaw is serve's request loop on the raw loop.
+func (c *conn) serveRaw() {
+	l := &c.raw
+	for {
+		l.inq, l.err, l.next = 1, nil, rawDone
+		err := l.rc.Read(l.fn)
+		if err == nil {
+			err = l.err
+		}
+		if err != nil {
+			c.idle.Store(false)
+			c.headError(c.srv.state.Load(), err)
+			return
+		}
+		if l.next == rawDone {
+			return
+		}
+		if !c.handle(c.srv.state.Load()) {
+			return
+		}
+		c.shrink()
+	}
+}
+
+// rawStep is the RawConn.Read callback: it serves every complete request
+// in the buffer, reads when the socket may hold more, and returns false
+// (wait for readability) when the last read left it empty. It returns
+// true when the connection ends or a request is handed out.
+func (c *conn) rawStep(fd uintptr) bool {
+	l := &c.raw
+	for {
+		st := c.srv.state.Load()
+		if c.r == c.w {
+			c.idle.Store(true)
+			if c.srv.closing.Load() && !c.srv.handover.Load() {
+				l.next = rawDone
+				return true
+			}
+		} else {
+			err := http1.ParseRequestHead((*c.buf)[c.r:c.w], &c.req, &st.Limits)
+			switch {
+			case err == nil:
+				l.first = time.Time{}
+				c.idle.Store(false)
+				if !c.servesInline() {
+					l.next = rawHandOut
+					return true
+				}
+				// A reload may have happened while the request came.
+				l.inside = true
+				ok := c.handle(c.srv.state.Load())
+				l.inside = false
+				if !ok {
+					l.next = rawDone
+					return true
+				}
+				c.shrink()
+				continue
+			case err != http1.ErrNeedMore:
+				l.err = err
+				return true
+			case l.first.IsZero():
+				l.first = c.now
+			case st.Client > 0 && c.now.Sub(l.first) > st.Client:
+				l.err = errHeadTimeout
+				return true
+			}
+		}
+		if l.inq == 0 {
+			// Nothing was left behind: what comes next raises an edge.
+			l.inq = 1
+			c.dl.forRead(c.nc, c.now, st.Client)
+			return false
+		}
+		if !c.rawRead(fd, st) {
+			return l.err != nil
+		}
+	}
+}
+
+// rawRead reads once into the buffer, as fill does. It reports false
+// when nothing came: l.err says why, or it is nil for EAGAIN (then wait).
+func (c *conn) rawRead(fd uintptr, st *Listener) bool {
+	l := &c.raw
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+	}
+	if c.w == len(*c.buf) {
+		c.makeRoom()
+	}
+	if c.w == len(*c.buf) {
+		l.err = io.ErrNoProgress // as fill: the head limit ends it first
+		return false
+	}
+	n, inq, err := l.rd.Read(fd, (*c.buf)[c.w:])
+	if err == syscall.EAGAIN {
+		c.dl.forRead(c.nc, c.now, st.Client)
+		return false
+	}
+	c.now = time.Now()
+	switch {
+	case err != nil:
+		l.err = err
+		return false
+	case n == 0:
+		l.err = io.EOF
+		return false
+	}
+	c.w += n
+	l.inq = inq
+	return true
+}
+
+// servesInline reports whether the request just parsed can be served
+// without reading from the client again: its body (if any) is in the
+// buffer, and it cannot become a tunnel.
+func (c *conn) servesInline() bool {
+	req := &c.req
+	if req.Upgrade || req.Chunked || req.MethodID == http1.MethodCONNECT {
+		return false
+	}
+	return req.ContentLength <= 0 || int64(c.w-c.r-req.HeadLen) >= req.ContentLength
+}
+
+// interrupt ends the connection from another goroutine (Server.Close,
+// closeIdle). On the raw loop it may be serving a request inside the
+// read callback, holding the read lock, and Close would wait until that
+// request is done: shutdown(2) instead ends it for the client at once,
+// wakes the loop, and the connection's goroutine closes it.
+func (c *conn) interrupt() {
+	if !c.rawOn() {
+		c.nc.Close()
+		return
+	}
+	// Errors cannot matter: the socket may be shut down already.
+	c.raw.rc.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package proxy
+
+import "net"
+
+// rawLoop needs TCP_INQ (see rawloop_linux.go); elsewhere every
+// connection reads through net.Conn.
+type rawLoop struct {
+	inside bool
+}
+
+func (c *conn) initRaw(net.Conn) {}
+
+func (c *conn) rawOn() bool { return false }
+
+func (c *conn) serveRaw() {}
+
+// interrupt ends the connection from another goroutine.
+func (c *conn) interrupt() { c.nc.Close() }
