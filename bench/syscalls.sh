@@ -26,10 +26,14 @@
 #   PIN [1] proxy on CPU $PROXY_CPUS [1], wrk+upstreams on $LOAD_CPUS [0]
 #   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
 #   OUT_MD also write the tables there;  OUT_TSV raw rows;  KEEP=1 keep scratch
+#   PROFILE=DIR  also one more run of each lbd, started afresh, with its CPU
+#                profile in DIR/NAME-cCONNS-rREP.prof (LBD_CPUPROFILE) and,
+#                with TRACE=1, its execution trace beside it (LBD_TRACE)
 # Bounded: every wrk, perf and strace run has a timeout; every process
 # started here is stopped by PID (TERM, then KILL after 5 s).
 
 set -uo pipefail
+[[ -n ${PROFILE:-} ]] && PROFILE=$(realpath -m "$PROFILE")
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
 	sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
@@ -114,6 +118,20 @@ stop() { # TERM a process tree, KILL what is left after 5 s
 	wait "$root" 2>/dev/null
 	return 0
 }
+# foreign_ticks: CPU ticks of every process outside this script's tree
+# and the proxy's (kernel threads excluded), plus steal time: what else
+# ran on the machine during a run.
+foreign_ticks() {
+	local mine
+	mine=" $({ pids_of $$; [[ -z $PROXY_PID ]] || pids_of "$PROXY_PID"; } | tr '\n' ' ') "
+	{ awk '/^cpu / { print "steal", $9 }' /proc/stat; cat /proc/[0-9]*/stat 2>/dev/null; } |
+		awk -v mine="$mine" '
+			$1 == "steal" { t += $2; next }
+			{ pid = $1; s = $0; sub(/^.*\) /, "", s); split(s, f, " ")
+			  if (pid == 2 || f[2] == 2 || index(mine, " " pid " ")) next
+			  t += f[12] + f[13] + f[14] + f[15] }
+			END { print t }'
+}
 cleanup() {
 	stop "$TRACER_PID"
 	stop "$PROXY_PID"
@@ -175,11 +193,11 @@ write_cfg() { # KIND FILE PORT: the configs peers.sh writes
 	esac
 }
 
-start_proxy() { # INDEX PORT TAG -> PROXY_PID
+start_proxy() { # INDEX PORT TAG [ENV...] -> PROXY_PID
 	local cfg=$T/$3.cfg
 	write_cfg "${KINDS[$1]}" "$cfg" "$2"
 	case ${KINDS[$1]} in
-	lbd) GOMAXPROCS=1 $PROXY_SET "${BINS[$1]}" -F -f "$cfg" >"$T/$3.log" 2>&1 & ;;
+	lbd) env GOMAXPROCS=1 "${@:4}" $PROXY_SET "${BINS[$1]}" -F -f "$cfg" >"$T/$3.log" 2>&1 & ;;
 	haproxy) $PROXY_SET haproxy -db -f "$cfg" >"$T/$3.log" 2>&1 & ;;
 	esac
 	PROXY_PID=$!
@@ -283,14 +301,17 @@ run_one() { # REP INDEX CONNS
 	fi
 	local url=http://127.0.0.1:$port/$SIZE
 	wrk_run "$c" "$url" "$WARMUP" /dev/null
-	t0=$(cpu_ticks "$PROXY_PID")
+	local f0 f1
+	f0=$(foreign_ticks) t0=$(cpu_ticks "$PROXY_PID")
 	wrk_run "$c" "$url" "$DURATION" "$T/$tag.wrk"
-	t1=$(cpu_ticks "$PROXY_PID")
+	t1=$(cpu_ticks "$PROXY_PID") f1=$(foreign_ticks)
 	read -r reqs rps p99 errs < <(wrk_stats "$T/$tag.wrk")
 	awk -v r="$rep" -v n="$name" -v c="$c" -v q="$reqs" -v rps="$rps" -v p="$p99" -v e="$errs" \
-		-v t=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%s\t%s\t%s\tclean\t%s\t%s\t%s\t%.2f\n", r, n, c, rps, p, e, q ? t * 1e6 / hz / q : 0 }' >>"$TSV"
-	log "$(printf '%-10s c=%-4s %8.0f req/s  p99 %6.0f us  cpu %5.2f us/req  errors %d' "$name" "$c" "$rps" "$p99" \
-		"$(tail -1 "$TSV" | cut -f8)" "$errs")"
+		-v t=$((t1 - t0)) -v hz="$HZ" -v f=$((f1 - f0)) -v d="$DURATION" -v ncpu="$(nproc)" \
+		'BEGIN { printf "%s\t%s\t%s\tclean\t%s\t%s\t%s\t%.2f\t%.1f\n", r, n, c, rps, p, e, q ? t * 1e6 / hz / q : 0,
+			100 * f / hz / (d * ncpu) }' >>"$TSV"
+	log "$(printf '%-10s c=%-4s %8.0f req/s  p99 %6.0f us  cpu %5.2f us/req  errors %d  other %s%%' "$name" "$c" "$rps" "$p99" \
+		"$(tail -1 "$TSV" | cut -f8)" "$errs" "$(tail -1 "$TSV" | cut -f9)")"
 	local tr v
 	for tr in $TRACERS; do
 		v=$(traced "$tr" "$PROXY_PID" "$c" "$url" "$tag")
@@ -300,6 +321,25 @@ run_one() { # REP INDEX CONNS
 				f[2] / q, f[3] / q, f[4] / q, f[5] / q, f[6] / q, (f[7] - f[2] - f[4] - f[5] - f[6]) / q, f[7] / q }' >>"$TSV"
 		log "$(tail -1 "$TSV" | awk -F'\t' '{ printf "%-10s c=%-4s %-6s read %s (EAGAIN %s) write %s epoll %s futex %s other %s total %s per request", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }')"
 	done
+	stop "$PROXY_PID"
+	PROXY_PID=""
+	[[ -n ${PROFILE:-} && ${KINDS[$i]} == lbd ]] && profile_one "$i" "$c" "$tag"
+}
+
+# profile_one INDEX CONNS TAG: a fresh lbd with its CPU profile (and
+# trace) on, warmed up and loaded like the clean run.
+profile_one() {
+	local port env=(LBD_CPUPROFILE="$PROFILE/$3.prof")
+	[[ ${TRACE:-0} == 1 ]] && env+=(LBD_TRACE="$PROFILE/$3.trace")
+	mkdir -p "$PROFILE"
+	LPORT=$((LPORT + 1))
+	while port_open "$LPORT"; do LPORT=$((LPORT + 1)); done
+	port=$LPORT
+	if start_proxy "$1" "$port" "$3-prof" "${env[@]}"; then
+		wrk_run "$2" "http://127.0.0.1:$port/$SIZE" "$WARMUP" /dev/null
+		wrk_run "$2" "http://127.0.0.1:$port/$SIZE" "$DURATION" "$T/$3-prof.wrk"
+		log "profile of ${NAMES[$1]} c=$2 in $PROFILE/$3.prof ($(wrk_stats "$T/$3-prof.wrk" | cut -d' ' -f2) req/s)"
+	fi
 	stop "$PROXY_PID"
 	PROXY_PID=""
 }
@@ -338,19 +378,23 @@ table() { # KIND TITLE
 		"proxy on CPU $PROXY_CPUS with 1 worker, wrk+upstreams on CPU $LOAD_CPUS (pin=$PIN); $(nproc) CPUs;" \
 		"$(haproxy -v 2>/dev/null | head -1 | cut -d' ' -f1-3)"
 	echo
-	echo "| target | conns | req/s | p99 ms | CPU µs/req | errors |"
-	echo "|---|---:|---:|---:|---:|---:|"
+	echo "Other % = CPU used meanwhile by processes not started here, plus steal (% of all CPUs): above ~5 the run was disturbed."
+	echo
+	echo "| target | conns | req/s | p99 ms | CPU µs/req | errors | req/s spread | p99 spread | other % |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' '
 		function med(key, col,   n, i, j, t, a) {
 			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
 			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			lo = a[1]; hi = a[n]
 			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		function spread(key, col,   m) { m = med(key, col); return cnt[key] > 1 && m > 0 ? sprintf("±%.0f%%", 50 * (hi - lo) / m) : "-" }
 		$4 != "clean" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
-		  n = ++cnt[key]; v[key, 5, n] = $5; v[key, 6, n] = $6; v[key, 8, n] = $8; errs[key] += $7 }
+		  n = ++cnt[key]; v[key, 5, n] = $5; v[key, 6, n] = $6; v[key, 8, n] = $8; v[key, 9, n] = $9; errs[key] += $7 }
 		END { for (k = 1; k <= nk; k++) { split(order[k], f, SUBSEP)
-			printf "| %s | %s | %.0f | %.2f | %.2f | %d |\n", f[2], f[1], med(order[k], 5), med(order[k], 6) / 1e3,
-				med(order[k], 8), errs[order[k]] } }' "$TSV"
+			printf "| %s | %s | %.0f | %.2f | %.2f | %d | %s | %s | %.1f |\n", f[2], f[1], med(order[k], 5), med(order[k], 6) / 1e3,
+				med(order[k], 8), errs[order[k]], spread(order[k], 5), spread(order[k], 6), med(order[k], 9) } }' "$TSV"
 	echo
 	[[ " $TRACERS " == *" perf "* ]] && table perf "Counted by perf stat (syscall tracepoints; the proxy runs at nearly full speed):"
 	[[ " $TRACERS " == *" strace "* ]] && table strace "Counted by strace -c -f -p PID (every call stops the proxy; slower, so peers have answered more often):"
