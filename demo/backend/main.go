@@ -1,5 +1,5 @@
-// Command backend is the demo and test backend used by `make run` and the
-// functional tests: an HTTP/1.1 server on 127.0.0.x that echoes what it
+// Command backend is the demo backend of `make run` (scripts/run-demo.sh;
+// the functional tests start their own in-process): an HTTP/1.1 server on 127.0.0.x that echoes what it
 // received (method, URI, every header, body length and checksum) and
 // names itself, so a reader can see which backend answered and what the
 // proxy changed on the wire.
