@@ -232,7 +232,7 @@ func connBackend(t *testing.T, host string, handle func(c net.Conn)) *backend {
 	return &backend{addr: ln.Addr().String()}
 }
 
-// backendBlock renders a BackEnd block for b.
+// block renders a BackEnd block for b, indented for a service.
 func (b *backend) block() string {
 	host, port, _ := net.SplitHostPort(b.addr)
 	return fmt.Sprintf("\t\tBackEnd\n\t\t\tAddress %s\n\t\t\tPort %s\n\t\tEnd\n", host, port)
