@@ -22,11 +22,14 @@ func startProfile(log *logrus.Logger) func() {
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		log.Warnf("LBD_CPUPROFILE: %v", err)
-		f.Close()
+		f.Close() // nothing was written
 		return nil
 	}
 	return func() {
 		pprof.StopCPUProfile()
-		f.Close()
+		// A failed close can lose the profile's tail: say so.
+		if err := f.Close(); err != nil {
+			log.Warnf("LBD_CPUPROFILE: %v", err)
+		}
 	}
 }
