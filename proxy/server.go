@@ -161,9 +161,6 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.loop = loop
 	s.mu.Unlock()
 	defer close(loop)
-	if ok, err := s.serveRing(ln); ok {
-		return err
-	}
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
