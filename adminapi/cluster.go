@@ -47,7 +47,7 @@ func jsonTime(t time.Time) any {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
-// poundCluster is GET /cluster on the Pound socket.
+// cluster is GET /cluster on the Pound socket.
 func (a *poundAPI) cluster(q *poundReq) (any, int) {
 	if q.view.st.Cluster == nil || (q.rest != "" && q.rest != "/") {
 		return nil, http.StatusNotFound

@@ -141,7 +141,8 @@ func (e *exposition) backend(lbl [][2]string, b *Backend, stats bool) {
 	}
 }
 
-// write prints the families that have samples, then # EOF.
+// write prints the families that have samples, then # EOF. The
+// bufio.Writer keeps the first write error and Flush returns it.
 func (e *exposition) write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for _, f := range e.fams {

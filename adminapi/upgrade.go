@@ -52,7 +52,7 @@ func statusOrInternal(err error) int {
 	return http.StatusInternalServerError
 }
 
-// poundUpgrade is PATCH /upgrade on the Pound socket.
+// upgrade is PATCH /upgrade on the Pound socket.
 func (a *poundAPI) upgrade(w http.ResponseWriter, _ *http.Request) {
 	status, body, handOver := upgradeReply(a.c)
 	writeRaw(w, rawResponse{status: status, minor: 1, headers: [][2]string{

@@ -85,7 +85,7 @@ wait_port() {
 # runs in a subshell ($(...)), so it stops its own lbd on every path.
 instructions() {
 	local out=$DIR/cg.$2.$(basename "$1")
-	GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
+	GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
 		"$LBD" -F -f "$1" >"$DIR/lbd.log" 2>&1 &
 	local pid=$!
 	local ok=1

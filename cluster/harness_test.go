@@ -189,7 +189,8 @@ func (m *member) backend(addr string) *backend.Backend {
 	panic("no backend " + addr)
 }
 
-// redisDo runs one command on r, for checks of what Redis holds.
+// redisKeys lists the keys of n's Redis matching pattern, for checks of
+// what Redis holds.
 func redisKeys(t testing.TB, n *Node, pattern string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -73,7 +73,7 @@ type Stamp struct {
 
 // orderKey is the stamp as bytes whose byte-wise order is the stamps'
 // order: the timestamp big-endian, then Tie. Redis compares these (see
-// casScript), so Go and Lua cannot disagree.
+// casLua), so Go and Lua cannot disagree.
 func (s Stamp) orderKey() []byte {
 	b := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(s.Tie)), s.TS)
 	return append(b, s.Tie...)

@@ -30,7 +30,7 @@ import (
 //
 // Integers of 8 bytes are big-endian. A value stored in Redis is
 // "n:1 order-key:n record" with one session or state record, so that the
-// compare-and-set script (casScript) can order two values without
+// compare-and-set script (casLua) can order two values without
 // decoding them.
 const (
 	wireVersion = 1

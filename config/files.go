@@ -136,6 +136,8 @@ func (b *builder) certs(a parser.Arg) []*CertFile {
 	case err == nil:
 		names = []string{path}
 	default:
+		// Glob fails only on a malformed pattern, which matches nothing:
+		// either way the stat error below is the one to report.
 		names, _ = b.fs.Glob(path)
 		if len(names) == 0 {
 			b.errorf(a.Span, "%s: stat error: %s", path, parser.ErrText(err))

@@ -45,6 +45,27 @@ func initServiceTable() {
 	t.add("IgnoreCase", "b", func(_ *builder, s *Service, _ *parser.Node, u []unit) { s.IgnoreCase = boolArg(u[0]) }).
 		deprecated("use the -icase matching directive flag to request case-insensitive comparison")
 	t.add("Disabled", "b", func(_ *builder, s *Service, _ *parser.Node, u []unit) { s.Disabled = boolArg(u[0]) })
+	addServiceBackends(t)
+	t.add("Session", "", serviceSession).block()
+	addServiceBalancing(t)
+	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.Headers }, func(s *Service) *Rewrites { return &s.Rewrites })
+	initLangService(t)
+	t.add("RewriteUrl", "ssl?", serviceRewriteURL)
+	t.add("RewriteLocation", "nn?", func(b *builder, s *Service, _ *parser.Node, u []unit) {
+		if v, _, ok := b.rewriteLocation(u); ok {
+			s.RewriteLoc = &v
+		}
+	})
+	t.add("StrictTransportSecurity", "n", func(b *builder, s *Service, _ *parser.Node, u []unit) {
+		if n, ok := b.intArg(u[0].arg, 0, maxInt); ok {
+			s.STS = int(n)
+		}
+	})
+}
+
+// addServiceBackends adds the statements that give a service its
+// backends: regular ones and the special ones lbd answers itself.
+func addServiceBackends(t table[*Service]) {
 	t.add("Backend", "s?", serviceBackend).block()
 	t.add("Emergency", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		if be := b.backend(n, true); be != nil {
@@ -83,10 +104,17 @@ func initServiceTable() {
 	t.add("Success", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		s.Backends = append(s.Backends, specialBackend(n, BackendSuccess))
 	})
-	t.add("Session", "", serviceSession).block()
+}
+
+// errTwoAlgorithms refuses a service with both Pound's and zproxy's
+// choice of algorithm.
+const errTwoAlgorithms = "Balancer and RoutingPolicy cannot both choose the service's algorithm"
+
+// addServiceBalancing adds Pound's Balancer and zproxy's RoutingPolicy.
+func addServiceBalancing(t table[*Service]) {
 	t.add("Balancer", "[sl]", func(b *builder, s *Service, n *parser.Node, u []unit) {
 		if s.RoutingPolicy != "" {
-			b.errorf(stmtSpan(n), "Balancer and RoutingPolicy cannot both choose the service's algorithm")
+			b.errorf(stmtSpan(n), errTwoAlgorithms)
 			return
 		}
 		if v, ok := b.balancer(u[0].arg); ok {
@@ -95,7 +123,7 @@ func initServiceTable() {
 	})
 	t.add("RoutingPolicy", "[sl]", func(b *builder, s *Service, n *parser.Node, u []unit) {
 		if s.Balancer != "" {
-			b.errorf(stmtSpan(n), "Balancer and RoutingPolicy cannot both choose the service's algorithm")
+			b.errorf(stmtSpan(n), errTwoAlgorithms)
 			return
 		}
 		if !routingPolicies[u[0].arg.Text] {
@@ -103,19 +131,6 @@ func initServiceTable() {
 			return
 		}
 		s.RoutingPolicy = u[0].arg.Text
-	})
-	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.Headers }, func(s *Service) *Rewrites { return &s.Rewrites })
-	initLangService(t)
-	t.add("RewriteUrl", "ssl?", serviceRewriteURL)
-	t.add("RewriteLocation", "nn?", func(b *builder, s *Service, _ *parser.Node, u []unit) {
-		if v, _, ok := b.rewriteLocation(u); ok {
-			s.RewriteLoc = &v
-		}
-	})
-	t.add("StrictTransportSecurity", "n", func(b *builder, s *Service, _ *parser.Node, u []unit) {
-		if n, ok := b.intArg(u[0].arg, 0, maxInt); ok {
-			s.STS = int(n)
-		}
 	})
 }
 

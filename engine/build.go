@@ -188,7 +188,11 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 		return nil, err
 	}
 	if s.Session != nil && s.Session.Type != config.SessionNone {
-		o.Sessions, o.Extractor = b.sessions(scope, idx, s, bes)
+		t, err := session.ParseType(string(s.Session.Type))
+		if err != nil { // config holds only the names session knows
+			return nil, fmt.Errorf("%s: %w", s.Pos, err)
+		}
+		o.Sessions, o.Extractor = b.sessions(scope, idx, s, t, bes)
 	}
 	svc, err := service.New(s, o)
 	if err != nil {
@@ -221,8 +225,7 @@ func serviceRoot(s *config.Service) (*os.Root, error) {
 // sessions returns the service's session table: the previous one when the
 // service's session settings did not change (sessions survive reloads),
 // else a new one.
-func (b *builder) sessions(scope string, idx int, s *config.Service, bes []*backend.Backend) (*session.Table[*backend.Backend], session.Extractor) {
-	t, _ := session.ParseType(string(s.Session.Type))
+func (b *builder) sessions(scope string, idx int, s *config.Service, t session.Type, bes []*backend.Backend) (*session.Table[*backend.Backend], session.Extractor) {
 	ex := session.Extractor{Type: t, ID: []byte(s.Session.ID)}
 	if old := b.prev.findService(scope, idx, s.Name); old != nil && old.Sessions != nil &&
 		sameSession(old.Cfg.Session, s.Session) {

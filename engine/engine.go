@@ -63,6 +63,9 @@ type Engine struct {
 	// runtime journals what the control API changed in the running
 	// configuration since the file was read, for a binary upgrade.
 	runtime runtimeJournal
+	// stopping is set when Shutdown, Close or a handover begins: from
+	// then on no rebuild binds a socket or swaps the graph.
+	stopping bool
 }
 
 // server is one bound listening socket and its proxy server.
@@ -158,7 +161,7 @@ func (e *Engine) dynamicRebuilds(ctx context.Context) {
 		e.mu.Lock()
 		err := e.rebuildLocked(e.g.cfg)
 		e.mu.Unlock()
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrStopped) {
 			e.opts.Log.Errorf("dynamic backends: %v", err)
 		}
 	}
@@ -184,9 +187,7 @@ func (e *Engine) closeAll() {
 // Shutdown stops accepting and lets requests in flight finish until ctx
 // ends (Pound's Grace), then closes everything.
 func (e *Engine) Shutdown(ctx context.Context) error {
-	e.mu.Lock()
-	servers := e.servers
-	e.mu.Unlock()
+	servers := e.beginStop()
 	var wg sync.WaitGroup
 	for _, s := range servers {
 		wg.Add(1)
@@ -202,25 +203,40 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 
 // Close stops everything at once (SIGTERM).
 func (e *Engine) Close() {
-	e.mu.Lock()
-	servers := e.servers
-	e.mu.Unlock()
-	for _, s := range servers {
+	for _, s := range e.beginStop() {
 		s.srv.Close()
 	}
 	e.stop()
 }
 
+// ErrStopped refuses a change that would rebuild the graph once the
+// engine stops: it would bind and serve sockets nobody closes.
+var ErrStopped = fmt.Errorf("lbd is stopping: %w", adminapi.ErrConflict)
+
+// beginStop marks the engine stopping and returns its servers, which
+// then stay the last set.
+func (e *Engine) beginStop() []*server {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stopping = true
+	return e.servers
+}
+
+// stop ends the engine's goroutines and detaches the graph; beginStop
+// has run, so the graph is the last one.
 func (e *Engine) stop() {
-	if e.cancel != nil {
-		e.cancel()
+	e.mu.Lock()
+	cancel, prober, g := e.cancel, e.prober, e.g
+	e.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
-	if e.prober != nil {
-		e.prober.Stop()
+	if prober != nil {
+		prober.Stop()
 	}
 	e.wg.Wait()
 	e.dyn.wait()
-	for _, d := range e.g.detach {
+	for _, d := range g.detach {
 		d()
 	}
 }

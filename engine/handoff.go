@@ -275,9 +275,7 @@ func (e *Engine) Handover(ctx context.Context) error {
 // process serves: no more accepts here, and every response says
 // "Connection: close". It returns the servers to drain.
 func (e *Engine) StopAccepting() []*server {
-	e.mu.Lock()
-	servers := e.servers
-	e.mu.Unlock()
+	servers := e.beginStop()
 	for _, s := range servers {
 		if ul, ok := s.raw.(*net.UnixListener); ok {
 			ul.SetUnlinkOnClose(false)

@@ -34,6 +34,9 @@ func (e *Engine) rebuildLocked(cfg *config.Config) error {
 }
 
 func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {
+	if e.stopping {
+		return ErrStopped
+	}
 	g, err := build(cfg, e.g, e.opts.Log, e.dyn, opts)
 	if err != nil {
 		return err

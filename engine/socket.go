@@ -79,6 +79,8 @@ func bindRaw(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
 	}
 	addr := listenAddress(l)
 	if strings.HasPrefix(addr, "/") {
+		// A stale socket file from an earlier run; when it cannot be
+		// removed, Listen reports why the address is taken.
 		os.Remove(addr)
 		return net.Listen("unix", addr)
 	}

@@ -261,6 +261,7 @@ func splitHostPort(b *backend.Backend) (string, int) {
 	a := b.Address()
 	for i := len(a) - 1; i >= 0; i-- {
 		if a[i] == ':' {
+			// Every address comes from dialAddress, which joins an int port.
 			p, _ := strconv.Atoi(a[i+1:])
 			host := a[:i]
 			if len(host) > 1 && host[0] == '[' {

@@ -30,6 +30,8 @@ func Write(w io.Writer, r *Route) error {
 	return p.w.Flush()
 }
 
+// printer's writes go through w, which keeps the first error for
+// Write's Flush to return.
 type printer struct{ w *bufio.Writer }
 
 // line prints "label    text"; the label column is 10 wide.

@@ -206,48 +206,15 @@ func TestRemoveBackend(t *testing.T) {
 			}
 			client := &http.Client{Timeout: 10 * time.Second}
 			// Sessions on every backend, and pooled connections to each.
-			pins := map[string]string{}
-			for i := range 6 {
-				key := fmt.Sprintf("k%d", i)
-				pins[key] = viaKey(t, client, p.addr, "/pin", key)
-			}
-			var onB string
-			for k, be := range pins {
-				if be == "b" {
-					onB = k
-				}
-			}
-			if onB == "" || openB.Load() == 0 {
-				t.Fatalf("no session or connection on b: %v, %d open", pins, openB.Load())
+			onB := pinOn(t, client, p.addr, "b")
+			if openB.Load() == 0 {
+				t.Fatal("no connection open to b")
 			}
 			baseFDs, baseThreads := procStats(t, p.cmd.Process.Pid)
 
-			held := make(chan string, 1)
-			go func() {
-				req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+"/hold", nil)
-				req.Header.Set("X-Sess", onB)
-				resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-				if err != nil {
-					held <- "error: " + err.Error()
-					return
-				}
-				resp.Body.Close()
-				held <- fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("X-Backend"))
-			}()
+			held := holdRequest(p.addr, onB)
 			<-holding
-
-			switch how {
-			case "lbctl on the Pound socket":
-				if out := lbctlOK(t, ctl, "backend", "rm", "/1/0/1"); strings.Contains(out, b.addr) {
-					t.Errorf("the service printed after the removal lists b:\n%s", out)
-				}
-			case "zproxy API":
-				if code, body := unixDo(t, zsock, http.MethodDelete, "/listener/0/service/web/backend/"+zid(b), ""); code != http.StatusOK {
-					t.Fatalf("zproxy DELETE: %d %s", code, body)
-				}
-			default:
-				lbctlOK(t, zsock, "-q", "backend", "remove", "/0/web/"+zid(b))
-			}
+			removeThrough(t, how, ctl, zsock, b)
 
 			if _, body := unixDo(t, ctl, http.MethodGet, "/listener/1/0", ""); strings.Contains(body, `"key":"`+onB+`"`) {
 				t.Errorf("the session pinned to b is still listed: %s", body)
@@ -267,21 +234,86 @@ func TestRemoveBackend(t *testing.T) {
 			waitFor(t, "lbd to close its connections to b", func() bool { return openB.Load() == 0 })
 			checkLBDLeaks(t, p, baseFDs, baseThreads, 3, func() int { return int(openA.Load() + openB.Load() + openC.Load()) })
 
-			_, body := unixDo(t, ctl, http.MethodGet, "/listener/1/0", "")
-			var svc struct{ Backends []struct{ Address string } }
-			if err := json.Unmarshal([]byte(body), &svc); err != nil {
-				t.Fatal(err)
-			}
-			if len(svc.Backends) != 2 || svc.Backends[0].Address != a.addr || svc.Backends[1].Address != c.addr {
-				t.Errorf("the Pound API lists %+v", svc.Backends)
-			}
-			if !zproxy {
-				return
-			}
-			if _, body := unixDo(t, zsock, http.MethodGet, "/listener/0/service/web/backends", ""); strings.Contains(body, zid(b)) {
-				t.Errorf("the zproxy API lists b: %s", body)
+			checkRemovedListings(t, ctl, a, b, c)
+			if zproxy {
+				if _, body := unixDo(t, zsock, http.MethodGet, "/listener/0/service/web/backends", ""); strings.Contains(body, zid(b)) {
+					t.Errorf("the zproxy API lists b: %s", body)
+				}
 			}
 		})
+	}
+}
+
+// pinOn pins six session keys through lbd at addr and returns one that
+// landed on backend name.
+func pinOn(t *testing.T, client *http.Client, addr, name string) string {
+	t.Helper()
+	pins := map[string]string{}
+	for i := range 6 {
+		key := fmt.Sprintf("k%d", i)
+		pins[key] = viaKey(t, client, addr, "/pin", key)
+	}
+	for k, be := range pins {
+		if be == name {
+			return k
+		}
+	}
+	t.Fatalf("no session on %s: %v", name, pins)
+	return ""
+}
+
+// holdRequest sends a /hold request with session key through lbd at addr;
+// the channel gets "status backend" (or the error) when it ends.
+func holdRequest(addr, key string) <-chan string {
+	held := make(chan string, 1)
+	go func() {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/hold", nil)
+		if err != nil {
+			held <- "error: " + err.Error()
+			return
+		}
+		req.Header.Set("X-Sess", key)
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			held <- "error: " + err.Error()
+			return
+		}
+		resp.Body.Close()
+		held <- fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("X-Backend"))
+	}()
+	return held
+}
+
+// removeThrough removes backend b (/1/0/1, web's second) the way how
+// names: lbctl on the Pound socket ctl, the zproxy API on zsock, or
+// lbctl on zsock.
+func removeThrough(t *testing.T, how, ctl, zsock string, b *backend) {
+	t.Helper()
+	switch how {
+	case "lbctl on the Pound socket":
+		if out := lbctlOK(t, ctl, "backend", "rm", "/1/0/1"); strings.Contains(out, b.addr) {
+			t.Errorf("the service printed after the removal lists b:\n%s", out)
+		}
+	case "zproxy API":
+		if code, body := unixDo(t, zsock, http.MethodDelete, "/listener/0/service/web/backend/"+zid(b), ""); code != http.StatusOK {
+			t.Fatalf("zproxy DELETE: %d %s", code, body)
+		}
+	default:
+		lbctlOK(t, zsock, "-q", "backend", "remove", "/0/web/"+zid(b))
+	}
+}
+
+// checkRemovedListings checks that the Pound API on ctl lists a and c,
+// not b.
+func checkRemovedListings(t *testing.T, ctl string, a, b, c *backend) {
+	t.Helper()
+	_, body := unixDo(t, ctl, http.MethodGet, "/listener/1/0", "")
+	var svc struct{ Backends []struct{ Address string } }
+	if err := json.Unmarshal([]byte(body), &svc); err != nil {
+		t.Fatal(err)
+	}
+	if len(svc.Backends) != 2 || svc.Backends[0].Address != a.addr || svc.Backends[1].Address != c.addr {
+		t.Errorf("the Pound API lists %+v, want a and c without b (%s)", svc.Backends, b.addr)
 	}
 }
 

@@ -255,24 +255,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("disable on B: A and C stop using the backend", func(t *testing.T) {
-		b.lbctl(t, "disable", "/1/0/1")
-		for _, in := range []*instance{a, c} {
-			poll(t, time.Second, in.name+" shows /1/0/1 disabled", func() bool { return in.backendState(t, 1) == "disabled" })
-			for i := range 30 {
-				got, err := in.via(t, client, fmt.Sprintf("after-disable-%d", i))
-				if err != nil || got == "two" {
-					t.Fatalf("%s: request %d went to %q (%v) after the disable", in.name, i, got, err)
-				}
-			}
-		}
-		// zproxy dialect on C: enable it again; A and B follow.
-		if code, body := unixDo(t, c.zctl, http.MethodPatch, "/listener/0/service/web/backend/"+
-			strings.Replace(bes[1].addr, ":", "-", 1)+"/status", `{"status":"active"}`); code != http.StatusOK {
-			t.Fatalf("zproxy enable: %d %s", code, body)
-		}
-		for _, in := range []*instance{a, b} {
-			poll(t, time.Second, in.name+" shows /1/0/1 active again", func() bool { return in.backendState(t, 1) == "active" })
-		}
+		disableAcross(t, all, bes, client)
 	})
 
 	t.Run("sessions and backends through both dialects", func(t *testing.T) {
@@ -287,11 +270,7 @@ func TestCluster(t *testing.T) {
 		}
 		// zproxy dialect on C: a backend added at runtime reaches A and B.
 		extra := startBackend(t, "127.0.0.5", "extra", echoHandler("extra"))
-		host, port, _ := net.SplitHostPort(extra.addr)
-		if code, body := unixDo(t, c.zctl, http.MethodPut, "/listener/0/service/web/backends",
-			fmt.Sprintf(`{"address":%q,"port":%s,"weight":1}`, host, port)); code != http.StatusCreated {
-			t.Fatalf("zproxy add backend: %d %s", code, body)
-		}
+		c.zproxyAddBackend(t, extra.addr)
 		for _, in := range []*instance{a, b} {
 			poll(t, time.Second, in.name+" has the runtime backend", func() bool {
 				return strings.Contains(in.lbctl(t, "list", "/1/0"), extra.addr)
@@ -301,113 +280,11 @@ func TestCluster(t *testing.T) {
 
 	var goneAddr string // a backend added, then removed
 	t.Run("a weight set and a backend removed on one instance reach the others", func(t *testing.T) {
-		// On A's Pound socket: A and B balance by Pound's random, where
-		// the weight is the Priority; C's zproxy file balances by round
-		// robin, where it is zproxy's Weight.
-		a.lbctl(t, "weight", "/1/0/0", "9")
-		poll(t, time.Second, "B shows priority 9 on /1/0/0", func() bool { return b.backendColumn(t, 0, 5) == "9" })
-		poll(t, time.Second, "C shows weight 9 on one", func() bool {
-			_, body := unixDo(t, c.zctl, http.MethodGet, "/listener/0/service/web/backend/"+strings.Replace(bes[0].addr, ":", "-", 1), "")
-			return strings.Contains(body, `"weight": 9`)
-		})
-		// Added on C (zproxy API), removed on B (lbctl, Pound socket).
-		gone := startBackend(t, "127.0.0.6", "gone", echoHandler("gone"))
-		goneAddr = gone.addr
-		host, port, _ := net.SplitHostPort(gone.addr)
-		if code, body := unixDo(t, c.zctl, http.MethodPut, "/listener/0/service/web/backends",
-			fmt.Sprintf(`{"address":%q,"port":%s,"weight":1}`, host, port)); code != http.StatusCreated {
-			t.Fatalf("zproxy add backend: %d %s", code, body)
-		}
-		poll(t, time.Second, "B has the backend added on C", func() bool { return strings.Contains(b.lbctl(t, "list", "/1/0"), gone.addr) })
-		if out := b.lbctl(t, "list", "/1/0/4"); !strings.Contains(out, gone.addr) {
-			t.Fatalf("B's /1/0/4 is not the added backend: %s", out)
-		}
-		b.lbctl(t, "backend", "rm", "/1/0/4")
-		for _, in := range []*instance{a, c} {
-			poll(t, time.Second, in.name+" no longer lists the removed backend", func() bool {
-				return !strings.Contains(in.lbctl(t, "list", "/1/0"), gone.addr)
-			})
-			for i := range 30 {
-				if got, err := in.via(t, client, fmt.Sprintf("after-remove-%d", i)); err != nil || got == "gone" {
-					t.Fatalf("%s: request %d went to %q (%v) after the removal", in.name, i, got, err)
-				}
-			}
-		}
+		goneAddr = weightAndRemoval(t, all, bes, client)
 	})
 
 	t.Run("Redis killed under load: no failed request, converge on return", func(t *testing.T) {
-		var failed, served atomic.Int64
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for g := range 6 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				in := all[g%3]
-				for i := 0; i < 5000; i++ { // bounded; stop ends it sooner
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if _, err := in.via(t, client, fmt.Sprintf("load-%d-%d", g, i%50)); err != nil {
-						failed.Add(1)
-					} else {
-						served.Add(1)
-					}
-				}
-			}()
-		}
-		r.stop()
-		for _, in := range all {
-			poll(t, 5*time.Second, in.name+" reports Redis down", func() bool {
-				return strings.Contains(in.lbctl(t, "cluster"), "Redis "+r.sock+" down")
-			})
-		}
-		if out := a.lbctl(t, "list"); !strings.Contains(out, "down since") {
-			t.Errorf("lbctl list does not show the outage:\n%s", out)
-		}
-		_, metrics := unixDo(t, a.ctl, http.MethodGet, "/metrics", "")
-		if !strings.Contains(metrics, `lbd_cluster_redis_up{node="a"} 0`) {
-			t.Errorf("metrics do not show Redis down")
-		}
-		// Changes while Redis is down: a disable on A, a pin on B.
-		// The pin first, and the disable for another backend: a pin to
-		// a backend disabled cluster-wide moves, as it should.
-		pinned, err := b.via(t, client, "during-outage")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, name := range []string{"one", "two", "three"} {
-			if name != pinned {
-				outageDisabled = i
-				break
-			}
-		}
-		a.lbctl(t, "disable", fmt.Sprintf("/1/0/%d", outageDisabled))
-		atStop := served.Load()
-		poll(t, 10*time.Second, "300 more requests served with Redis down", func() bool { return served.Load()-atStop >= 300 })
-		r.start()
-		for _, in := range []*instance{b, c} {
-			poll(t, 5*time.Second, in.name+" got A's disable", func() bool { return in.backendState(t, outageDisabled) == "disabled" })
-		}
-		for _, in := range []*instance{a, c} {
-			in.followsPin(t, client, "during-outage", pinned)
-		}
-		close(stop)
-		wg.Wait()
-		if failed.Load() != 0 || served.Load() == 0 {
-			t.Fatalf("%d requests failed, %d served", failed.Load(), served.Load())
-		}
-		t.Logf("%d requests served across the outage, none failed", served.Load())
-		for _, in := range all {
-			if n := strings.Count(in.out.String(), "unreachable"); n != 1 {
-				t.Errorf("%s logged the outage %d times, want once:\n%s", in.name, n, in.out.String())
-			}
-			if !strings.Contains(in.out.String(), "reachable again") {
-				t.Errorf("%s did not log the return of Redis", in.name)
-			}
-		}
+		outageDisabled = redisOutage(t, r, all, client)
 	})
 
 	t.Run("a fourth instance started late gets the current state", func(t *testing.T) {
@@ -435,4 +312,160 @@ func TestCluster(t *testing.T) {
 			return true
 		})
 	})
+}
+
+// zproxyAddBackend adds the backend at addr to service web through the
+// instance's zproxy API.
+func (in *instance) zproxyAddBackend(t *testing.T, addr string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := unixDo(t, in.zctl, http.MethodPut, "/listener/0/service/web/backends",
+		fmt.Sprintf(`{"address":%q,"port":%s,"weight":1}`, host, port)); code != http.StatusCreated {
+		t.Fatalf("zproxy add backend: %d %s", code, body)
+	}
+}
+
+// redisOutage stops Redis under load through instances a, b and c, makes
+// a change on a and a pin on b while it is down, starts it again and
+// checks that no request failed and that the changes converge. It
+// returns the backend disabled during the outage.
+func redisOutage(t *testing.T, r *redisProc, all []*instance, client *http.Client) (outageDisabled int) {
+	a, b, c := all[0], all[1], all[2]
+	outageDisabled = -1
+	var failed, served atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := all[g%3]
+			for i := 0; i < 5000; i++ { // bounded; stop ends it sooner
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := in.via(t, client, fmt.Sprintf("load-%d-%d", g, i%50)); err != nil {
+					failed.Add(1)
+				} else {
+					served.Add(1)
+				}
+			}
+		}()
+	}
+	r.stop()
+	for _, in := range all {
+		poll(t, 5*time.Second, in.name+" reports Redis down", func() bool {
+			return strings.Contains(in.lbctl(t, "cluster"), "Redis "+r.sock+" down")
+		})
+	}
+	if out := a.lbctl(t, "list"); !strings.Contains(out, "down since") {
+		t.Errorf("lbctl list does not show the outage:\n%s", out)
+	}
+	_, metrics := unixDo(t, a.ctl, http.MethodGet, "/metrics", "")
+	if !strings.Contains(metrics, `lbd_cluster_redis_up{node="a"} 0`) {
+		t.Errorf("metrics do not show Redis down")
+	}
+	// Changes while Redis is down: a disable on A, a pin on B.
+	// The pin first, and the disable for another backend: a pin to
+	// a backend disabled cluster-wide moves, as it should.
+	pinned, err := b.via(t, client, "during-outage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"one", "two", "three"} {
+		if name != pinned {
+			outageDisabled = i
+			break
+		}
+	}
+	a.lbctl(t, "disable", fmt.Sprintf("/1/0/%d", outageDisabled))
+	atStop := served.Load()
+	poll(t, 10*time.Second, "300 more requests served with Redis down", func() bool { return served.Load()-atStop >= 300 })
+	r.start()
+	for _, in := range []*instance{b, c} {
+		poll(t, 5*time.Second, in.name+" got A's disable", func() bool { return in.backendState(t, outageDisabled) == "disabled" })
+	}
+	for _, in := range []*instance{a, c} {
+		in.followsPin(t, client, "during-outage", pinned)
+	}
+	close(stop)
+	wg.Wait()
+	if failed.Load() != 0 || served.Load() == 0 {
+		t.Fatalf("%d requests failed, %d served", failed.Load(), served.Load())
+	}
+	t.Logf("%d requests served across the outage, none failed", served.Load())
+	for _, in := range all {
+		if n := strings.Count(in.out.String(), "unreachable"); n != 1 {
+			t.Errorf("%s logged the outage %d times, want once:\n%s", in.name, n, in.out.String())
+		}
+		if !strings.Contains(in.out.String(), "reachable again") {
+			t.Errorf("%s did not log the return of Redis", in.name)
+		}
+	}
+	return outageDisabled
+}
+
+// disableAcross disables backend two on b (Pound socket): a and c stop
+// using it; c's zproxy API enables it again and a and b follow.
+func disableAcross(t *testing.T, all []*instance, bes []*backend, client *http.Client) {
+	a, b, c := all[0], all[1], all[2]
+	b.lbctl(t, "disable", "/1/0/1")
+	for _, in := range []*instance{a, c} {
+		poll(t, time.Second, in.name+" shows /1/0/1 disabled", func() bool { return in.backendState(t, 1) == "disabled" })
+		for i := range 30 {
+			got, err := in.via(t, client, fmt.Sprintf("after-disable-%d", i))
+			if err != nil || got == "two" {
+				t.Fatalf("%s: request %d went to %q (%v) after the disable", in.name, i, got, err)
+			}
+		}
+	}
+	// zproxy dialect on C: enable it again; A and B follow.
+	if code, body := unixDo(t, c.zctl, http.MethodPatch, "/listener/0/service/web/backend/"+
+		strings.Replace(bes[1].addr, ":", "-", 1)+"/status", `{"status":"active"}`); code != http.StatusOK {
+		t.Fatalf("zproxy enable: %d %s", code, body)
+	}
+	for _, in := range []*instance{a, b} {
+		poll(t, time.Second, in.name+" shows /1/0/1 active again", func() bool { return in.backendState(t, 1) == "active" })
+	}
+}
+
+// weightAndRemoval sets a weight on a that b and c show in their own
+// dialects, and removes on b a backend added on c: a and c stop listing
+// and using it. It returns the removed backend's address.
+func weightAndRemoval(t *testing.T, all []*instance, bes []*backend, client *http.Client) (goneAddr string) {
+	a, b, c := all[0], all[1], all[2]
+	// On A's Pound socket: A and B balance by Pound's random, where
+	// the weight is the Priority; C's zproxy file balances by round
+	// robin, where it is zproxy's Weight.
+	a.lbctl(t, "weight", "/1/0/0", "9")
+	poll(t, time.Second, "B shows priority 9 on /1/0/0", func() bool { return b.backendColumn(t, 0, 5) == "9" })
+	poll(t, time.Second, "C shows weight 9 on one", func() bool {
+		_, body := unixDo(t, c.zctl, http.MethodGet, "/listener/0/service/web/backend/"+strings.Replace(bes[0].addr, ":", "-", 1), "")
+		return strings.Contains(body, `"weight": 9`)
+	})
+	// Added on C (zproxy API), removed on B (lbctl, Pound socket).
+	gone := startBackend(t, "127.0.0.6", "gone", echoHandler("gone"))
+	goneAddr = gone.addr
+	c.zproxyAddBackend(t, gone.addr)
+	poll(t, time.Second, "B has the backend added on C", func() bool { return strings.Contains(b.lbctl(t, "list", "/1/0"), gone.addr) })
+	if out := b.lbctl(t, "list", "/1/0/4"); !strings.Contains(out, gone.addr) {
+		t.Fatalf("B's /1/0/4 is not the added backend: %s", out)
+	}
+	b.lbctl(t, "backend", "rm", "/1/0/4")
+	for _, in := range []*instance{a, c} {
+		poll(t, time.Second, in.name+" no longer lists the removed backend", func() bool {
+			return !strings.Contains(in.lbctl(t, "list", "/1/0"), gone.addr)
+		})
+		for i := range 30 {
+			if got, err := in.via(t, client, fmt.Sprintf("after-remove-%d", i)); err != nil || got == "gone" {
+				t.Fatalf("%s: request %d went to %q (%v) after the removal", in.name, i, got, err)
+			}
+		}
+	}
+	return goneAddr
 }

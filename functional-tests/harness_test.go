@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -129,8 +130,22 @@ func runBinary(t *testing.T, bin, dir, path, addr string, args ...string) *proc 
 	go func() { p.status = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.kill() })
 	p.waitReady(t)
+	// lbd opens its control socket after the listeners: a test that
+	// talks to it right away must not find it missing.
+	if cfg, err := os.ReadFile(path); err == nil {
+		if m := controlSocketRe.FindSubmatch(cfg); m != nil {
+			sock := string(m[1])
+			if !filepath.IsAbs(sock) {
+				sock = filepath.Join(dir, sock)
+			}
+			waitSocket(t, sock)
+		}
+	}
 	return p
 }
+
+// controlSocketRe finds a configuration's Control socket.
+var controlSocketRe = regexp.MustCompile(`(?m)^\s*Control\s+"([^"]+)"`)
 
 func (p *proc) waitReady(t *testing.T) {
 	t.Helper()
@@ -232,7 +247,7 @@ func connBackend(t *testing.T, host string, handle func(c net.Conn)) *backend {
 	return &backend{addr: ln.Addr().String()}
 }
 
-// backendBlock renders a BackEnd block for b.
+// block renders a BackEnd block for b, indented for a service.
 func (b *backend) block() string {
 	host, port, _ := net.SplitHostPort(b.addr)
 	return fmt.Sprintf("\t\tBackEnd\n\t\t\tAddress %s\n\t\t\tPort %s\n\t\tEnd\n", host, port)

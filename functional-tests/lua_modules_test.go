@@ -74,7 +74,7 @@ ListenHTTP
 			LuaModify "session.ensure" "sid" "300"
 		End
 ` + indent(backendBlock(a), 2) + `
-` + indent(strings.Replace(backendBlock(b), "127.0.0.2", "127.0.0.3", 1), 2) + `
+` + indent(backendBlock(b), 2) + `
 	End
 End
 `

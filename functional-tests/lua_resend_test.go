@@ -165,14 +165,14 @@ ListenHTTP
 	End
 	Service "found"
 		Path "^/found"
-` + indent(strings.Replace(backendBlock(found), "127.0.0.2", "127.0.0.3", 1), 2) + `
+` + indent(backendBlock(found), 2) + `
 	End
 	Service "scribble"
 		Path "^/scribble"
 		Rewrite response
 			LuaModify "retry.scribble"
 		End
-` + indent(strings.Replace(backendBlock(found), "127.0.0.2", "127.0.0.3", 1), 2) + `
+` + indent(backendBlock(found), 2) + `
 	End
 	Service "answer"
 		Path "^/never"
@@ -187,7 +187,7 @@ ListenHTTP
 	End
 End
 Service "spare"
-` + indent(strings.Replace(backendBlock(spare), "127.0.0.2", "127.0.0.3", 1), 1) + `
+` + indent(backendBlock(spare), 1) + `
 End
 `
 	p := startLua(t, cfg, map[string]string{"retry.lua": retryLua})

@@ -3,6 +3,7 @@ package functionaltests
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,8 +31,11 @@ func echoBackend(t *testing.T, name string) *backend {
 	}))
 }
 
+// backendBlock is a Backend block for b, unindented (b.block is the
+// form indented for a service).
 func backendBlock(b *backend) string {
-	return fmt.Sprintf("Backend\n Address 127.0.0.2\n Port %d\nEnd", b.port)
+	host, _, _ := net.SplitHostPort(b.addr) // an address a listener gave
+	return fmt.Sprintf("Backend\n Address %s\n Port %d\nEnd", host, b.port)
 }
 
 type ruleCase struct {

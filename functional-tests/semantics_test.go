@@ -117,12 +117,12 @@ func (e *semEcho) block(kind string) string {
 
 func (e *semEcho) addr() string { return net.JoinHostPort(e.host, strconv.Itoa(e.port)) }
 
-// semConfig is a one-listener config: global lines, listener lines and
-// the service body (conditions, rules and backends).
 // zproxyMark is a listener line only zproxy has: it makes the file a
 // zproxy one.
 const zproxyMark = "\tName z\n"
 
+// semConfig is a one-listener config: global lines, listener lines and
+// the service body (conditions, rules and backends).
 func semConfig(global, listener, service string) string {
 	return "Daemon 0\nLogLevel 0\nAlive 1\nTimeOut 3\nClient 5\nGrace 1\n" + global +
 		"ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n" + listener +

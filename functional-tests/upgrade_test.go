@@ -216,11 +216,11 @@ func TestUpgradeUnderLoad(t *testing.T) {
 
 	// Runtime changes: c disabled, d added with weight 3, a's weight set
 	// to 7 and b removed (lbd's extensions).
-	zproxyCall(t, zsock, "PATCH", "/listener/0/service/app/backend/"+strings.Replace(c.addr, ":", "-", 1)+"/status", `{"status":"disabled"}`)
+	zproxyCall(t, zsock, "PATCH", "/listener/0/service/app/backend/"+zid(c)+"/status", `{"status":"disabled"}`)
 	zproxyCall(t, zsock, "PUT", "/listener/0/service/app/backends",
 		fmt.Sprintf(`{"address":"127.0.0.5","port":%d,"weight":3}`, d.port))
-	zproxyCall(t, zsock, "PATCH", "/listener/0/service/app/backend/"+strings.Replace(a.addr, ":", "-", 1), `{"weight":7}`)
-	zproxyCall(t, zsock, "DELETE", "/listener/0/service/app/backend/"+strings.Replace(b.addr, ":", "-", 1), "")
+	zproxyCall(t, zsock, "PATCH", "/listener/0/service/app/backend/"+zid(a), `{"weight":7}`)
+	zproxyCall(t, zsock, "DELETE", "/listener/0/service/app/backend/"+zid(b), "")
 
 	st := &loadStats{pinned: map[string]map[string]bool{}}
 	stop := make(chan struct{})
@@ -228,30 +228,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	before := getZService(t, zsock)
 
-	old := p.cmd.Process.Pid
-	for round := 1; round <= 4; round++ {
-		var pid int
-		if round == 3 {
-			syscall.Kill(old, syscall.SIGUSR2)
-			deadline := time.Now().Add(30 * time.Second)
-			for pid = readPID(t, pidFile); pid == old; pid = readPID(t, pidFile) {
-				if time.Now().After(deadline) {
-					t.Fatal("SIGUSR2: the PID file never changed")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			killOnCleanup(t, pid)
-		} else {
-			pid = lbctlUpgrade(t, ctl)
-		}
-		if got := readPID(t, pidFile); got != pid {
-			t.Fatalf("round %d: PID file says %d, the new process is %d", round, got, pid)
-		}
-		waitGone(t, old, 15*time.Second)
-		t.Logf("round %d: pid %d replaced %d; %d requests so far", round, pid, old, st.ok.Load())
-		old = pid
-		time.Sleep(300 * time.Millisecond)
-	}
+	upgradeFourTimes(t, p.cmd.Process.Pid, ctl, pidFile, st)
 	close(stop)
 	wg.Wait()
 
@@ -274,14 +251,54 @@ func TestUpgradeUnderLoad(t *testing.T) {
 		}
 	}
 
-	after := getZService(t, zsock)
+	checkCarriedOver(t, before, getZService(t, zsock), a, b, c, d)
+}
+
+// upgradeFourTimes replaces the lbd whose pid is first four times, the
+// third by SIGUSR2 and the others by lbctl upgrade on ctl, checking that
+// the PID file follows and each old process exits.
+func upgradeFourTimes(t *testing.T, first int, ctl, pidFile string, st *loadStats) {
+	t.Helper()
+	old := first
+	for round := 1; round <= 4; round++ {
+		var pid int
+		if round == 3 {
+			if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for pid = readPID(t, pidFile); pid == old; pid = readPID(t, pidFile) {
+				if time.Now().After(deadline) {
+					t.Fatal("SIGUSR2: the PID file never changed")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			killOnCleanup(t, pid)
+		} else {
+			pid = lbctlUpgrade(t, ctl)
+		}
+		if got := readPID(t, pidFile); got != pid {
+			t.Fatalf("round %d: PID file says %d, the new process is %d", round, got, pid)
+		}
+		waitGone(t, old, 15*time.Second)
+		t.Logf("round %d: pid %d replaced %d; %d requests so far", round, pid, old, st.ok.Load())
+		old = pid
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// checkCarriedOver compares the zproxy service before the upgrades with
+// after: c still disabled, a's runtime weight 7, b still removed, the
+// runtime backend d active with weight 3, every session on its backend.
+func checkCarriedOver(t *testing.T, before, after zService, a, b, c, d *backend) {
+	t.Helper()
 	status := map[string]string{}
 	weight := map[string]int{}
 	for _, be := range after.Backends {
 		status[be.ID], weight[be.ID] = be.Status, be.Weight
 	}
-	aid, bid := strings.Replace(a.addr, ":", "-", 1), strings.Replace(b.addr, ":", "-", 1)
-	cid, did := strings.Replace(c.addr, ":", "-", 1), strings.Replace(d.addr, ":", "-", 1)
+	aid, bid := zid(a), zid(b)
+	cid, did := zid(c), zid(d)
 	if status[cid] != "disabled" {
 		t.Errorf("backend c is %q after the upgrades, want disabled", status[cid])
 	}

@@ -247,7 +247,8 @@ func (sc *serverConn) onSettings(f *http2.SettingsFrame) http2.ErrCode {
 		return http2.ErrCodeProtocol
 	}
 	code := http2.ErrCodeNo
-	f.ForeachSetting(func(s http2.Setting) error {
+	// ForeachSetting fails only with the callback's error, always nil.
+	_ = f.ForeachSetting(func(s http2.Setting) error {
 		switch s.ID {
 		case http2.SettingMaxFrameSize:
 			sc.maxFrame.Store(int32(s.Val))

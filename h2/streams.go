@@ -152,7 +152,8 @@ func (sc *serverConn) endBlock() http2.ErrCode {
 	case refused:
 		sc.rst(id, http2.ErrCodeRefusedStream)
 	case req.status != 0:
-		sc.answer(nil, id, req.status, !sc.blockEnd)
+		// It fails only once the connection is closing: nobody to answer.
+		_ = sc.answer(nil, id, req.status, !sc.blockEnd)
 	default:
 		if sc.rb.expect100 && !sc.blockEnd {
 			sc.interim(id) // before the proxy can answer

@@ -230,6 +230,14 @@ func CommandNames(app *cli.App) []string {
 	return out
 }
 
+// connectNoArgs is connect for a command that takes no arguments.
+func (r *runner) connectNoArgs(c *cli.Context) (*conn, error) {
+	if _, err := args(c, 0, 0); err != nil {
+		return nil, err
+	}
+	return r.connect()
+}
+
 // args checks the number of positional arguments, with poundctl's
 // messages.
 func args(c *cli.Context, min, max int) ([]string, error) {

@@ -69,10 +69,7 @@ func (r *runner) clusterCommand() *cli.Command {
 		Name:  "cluster",
 		Usage: "show the cluster members: their Redis connection, lag and last contact",
 		Action: func(c *cli.Context) error {
-			if _, err := args(c, 0, 0); err != nil {
-				return err
-			}
-			cn, err := r.connect()
+			cn, err := r.connectNoArgs(c)
 			if err != nil {
 				return err
 			}

@@ -15,10 +15,7 @@ func (r *runner) reloadCommand() *cli.Command {
 		Name:  "reload",
 		Usage: "re-read the configuration file; on error the running configuration stays",
 		Action: func(c *cli.Context) error {
-			if _, err := args(c, 0, 0); err != nil {
-				return err
-			}
-			cn, err := r.connect()
+			cn, err := r.connectNoArgs(c)
 			if err != nil {
 				return err
 			}

@@ -17,10 +17,7 @@ func (r *runner) metricsCommand() *cli.Command {
 		Name:  "metrics",
 		Usage: "print the OpenMetrics exposition (Pound socket only)",
 		Action: func(c *cli.Context) error {
-			if _, err := args(c, 0, 0); err != nil {
-				return err
-			}
-			cn, err := r.connect()
+			cn, err := r.connectNoArgs(c)
 			if err != nil {
 				return err
 			}

@@ -163,9 +163,13 @@ func newCertStore(paths []string, certs []tls.Certificate, zproxy bool) *certSto
 	for i := range certs {
 		c := certs[i]
 		if c.Leaf == nil && len(c.Certificate) > 0 {
+			// The configuration parsed it already; a nil Leaf only
+			// leaves the certificate out of the name index.
 			c.Leaf, _ = x509.ParseCertificate(c.Certificate[0])
 		}
 		ptrs[i] = &c
+		// Unreadable now, nil: the next reload reads it again and
+		// replaces the certificate only if the file then loads.
 		st.data[i], _ = os.ReadFile(paths[i])
 	}
 	st.set.Store(newCertSet(ptrs, zproxy))

@@ -63,5 +63,7 @@ func answerPlain(c net.Conn, reply []byte) {
 			break
 		}
 	}
-	c.Write(reply)
+	// The connection closes after it either way; a client that went
+	// away has nobody to tell.
+	_, _ = c.Write(reply)
 }

@@ -53,7 +53,12 @@ func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 	paths := make([]string, len(t.Certs))
 	certs := make([]tls.Certificate, len(t.Certs))
 	for i, c := range t.Certs {
-		paths[i], _ = filepath.Abs(c.Path)
+		// Absolute, as reloads match it against a directory; Abs fails
+		// only without a working directory, and then the path stays.
+		paths[i] = c.Path
+		if p, err := filepath.Abs(c.Path); err == nil {
+			paths[i] = p
+		}
 		certs[i] = c.Cert
 	}
 	s.store = newCertStore(paths, certs, cfg.Dialect == config.DialectZproxy)

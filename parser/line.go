@@ -26,6 +26,7 @@ func (s *scanner) readLine(l *lineAST) bool {
 	l.Tokens = l.Tokens[:0]
 	l.Text = lexer.Token{}
 	for {
+		// Next never fails: lexical errors go to s.diags.
 		t, _ := s.Next()
 		switch t.Type {
 		case lexer.EOF:
@@ -33,7 +34,7 @@ func (s *scanner) readLine(l *lineAST) bool {
 		case tokEOL:
 			l.EOL = t
 			if s.raw {
-				l.Text, _ = s.Next()
+				l.Text, _ = s.Next() // never fails, as above
 			}
 			return true
 		default:

@@ -93,7 +93,7 @@ func testDialect(cfg *config.Config, st *Listener) {
 	}
 }
 
-// testConn is a client connection from addr (ip:port) holding raw in
+// conn is a client connection from client (ip:port) holding raw in
 // its read buffer, parsed, and routed when the head parses.
 func (f *fixture) conn(t testing.TB, client, raw string) *conn {
 	t.Helper()

@@ -81,7 +81,7 @@ func (c *conn) appendRequestHead(st *Listener, svc *service.Service, dst []byte)
 }
 
 // buildRequestHead is appendRequestHead with the way the request
-// programs run passed in: nil runs them for real (rewriteRequest); the
+// programs run passed in: nil runs them for real (appendRuledRequest); the
 // routing explainer passes its tracing dry run, so both build the head
 // with the same code.
 func (c *conn) buildRequestHead(st *Listener, svc *service.Service, run programRunner, dst []byte) []byte {

@@ -1,11 +1,13 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"lbd/config"
@@ -42,6 +44,9 @@ type AccessLog struct {
 	Prefix string
 
 	now func() time.Time // the log clock; tests pin it
+	// failing is set while writes to Out fail, so a full disk or a dead
+	// syslog is reported once per outage rather than once per request.
+	failing atomic.Bool
 }
 
 func (l *AccessLog) program() *LogProgram {
@@ -84,7 +89,13 @@ func (c *conn) logRequest(st *Listener) {
 	b := append((*bp)[:0], l.Prefix...)
 	b = c.appendLogLine(st, p, b, l.clock())
 	b = append(b, '\n')
-	l.Out.Write(b)
+	if _, err := l.Out.Write(b); err != nil {
+		if !l.failing.Swap(true) {
+			st.diag(fmt.Errorf("access log: %w (further failures are not reported until a line is written)", err))
+		}
+	} else if l.failing.Load() {
+		l.failing.Store(false)
+	}
 	*bp = b[:0]
 	logPool.Put(bp)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +138,59 @@ func TestNullFormatLogsNothing(t *testing.T) {
 		if line := f.logLine(t, sc); line != "" {
 			t.Errorf("%s: logged %q", sc.name, line)
 		}
+	}
+}
+
+// flakyWriter fails while down is set, like a full disk or a dead syslog.
+type flakyWriter struct {
+	down  bool
+	lines int
+}
+
+func (w *flakyWriter) Write(b []byte) (int, error) {
+	if w.down {
+		return 0, errors.New("no space left on device")
+	}
+	w.lines++
+	return len(b), nil
+}
+
+// A failing access log is reported once per outage, not once per request
+// and not never.
+func TestAccessLogWriteFailureReportedOncePerOutage(t *testing.T) {
+	f := loadFixture(t, logCfg)
+	var diags []string
+	f.st.Diag = func(msg string) { diags = append(diags, msg) }
+	w := &flakyWriter{}
+	f.st.Log = &AccessLog{Format: LogRegular}
+	logTo := func(n int) {
+		for i := 0; i < n; i++ {
+			c := f.conn(t, "192.0.2.2:4000", crlfLines("GET /echo HTTP/1.1\nHost: h\n\n"))
+			c.ex = exchange{start: logStart, status: 200}
+			f.st.Log.Out = w
+			c.logRequest(f.st)
+		}
+	}
+	steps := []struct {
+		name      string
+		down      bool
+		requests  int
+		wantDiags int
+		wantLines int
+	}{
+		{name: "healthy", requests: 2, wantDiags: 0, wantLines: 2},
+		{name: "first outage", down: true, requests: 3, wantDiags: 1, wantLines: 2},
+		{name: "recovered", requests: 1, wantDiags: 1, wantLines: 3},
+		{name: "second outage", down: true, requests: 2, wantDiags: 2, wantLines: 3},
+	}
+	for _, s := range steps {
+		w.down = s.down
+		logTo(s.requests)
+		if len(diags) != s.wantDiags || w.lines != s.wantLines {
+			t.Fatalf("%s: %d diagnostics %q, %d lines; want %d and %d", s.name, len(diags), diags, w.lines, s.wantDiags, s.wantLines)
+		}
+	}
+	if !strings.Contains(diags[0], "access log: no space left on device") {
+		t.Errorf("diagnostic %q does not name the log and the error", diags[0])
 	}
 }

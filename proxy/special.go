@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -24,7 +25,9 @@ func (c *conn) special(st *Listener, svc *service.Service) bool {
 		if st.Metrics != nil {
 			return c.serveHandler(st, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", st.MetricsType)
-				st.Metrics(w)
+				if err := st.Metrics(w); err != nil {
+					st.diag(fmt.Errorf("metrics: %w", err))
+				}
 			}))
 		}
 	case config.BackendControl:

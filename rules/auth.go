@@ -17,11 +17,23 @@ var errBadCredentials = errors.New("BasicAuth: malformed Basic credentials in th
 // carries Basic credentials of a user in the password file. A request
 // without the header, or with another scheme, does not match.
 func (st *State) basicAuth(pf *config.PasswordFile) (bool, error) {
+	return st.checkBasicAuth(pf, false)
+}
+
+// checkBasicAuth is basicAuth; dry (the routing explainer's) leaves the
+// arena and the password file's cache as they were.
+func (st *State) checkBasicAuth(pf *config.PasswordFile, dry bool) (bool, error) {
 	v, ok := st.Req.Header("Authorization")
 	if !ok {
 		return false, nil
 	}
-	cred, ok := basicCredentials(v, st.scratch(decodedMax(len(v))))
+	var buf []byte
+	if dry {
+		buf = make([]byte, 0, decodedMax(len(v)))
+	} else {
+		buf = st.scratch(decodedMax(len(v)))
+	}
+	cred, ok := basicCredentials(v, buf)
 	if !ok {
 		return false, nil
 	}
@@ -31,6 +43,9 @@ func (st *State) basicAuth(pf *config.PasswordFile) (bool, error) {
 	f := pf.Current()
 	if f == nil {
 		return false, nil
+	}
+	if dry {
+		return f.Peek(cred), nil
 	}
 	return f.Check(cred), nil
 }

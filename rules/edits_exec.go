@@ -124,10 +124,7 @@ func (st *State) appendForwarded(m *Message, a *action) {
 // match pattern matches its value replaces that part of the value; the
 // line leaves its place and follows every line, in received order.
 func (st *State) replaceHeaders(m *Message, rules []replaceRule) {
-	n := len(m.Lines)
-	if m.marked {
-		n = m.recv
-	}
+	n := m.received()
 	kept := 0
 	for i := 0; i < n; i++ {
 		l := m.Lines[i]
@@ -139,15 +136,7 @@ func (st *State) replaceHeaders(m *Message, rules []replaceRule) {
 		m.Lines[kept] = l
 		kept++
 	}
-	if kept == n {
-		return
-	}
-	// Close the gap the moved lines left.
-	rest := copy(m.Lines[kept:], m.Lines[n:])
-	m.truncate(m.Lines[:kept+rest])
-	if m.marked {
-		m.recv = kept
-	}
+	m.closeGap(kept, n)
 }
 
 // replaced returns line with the first applicable rule applied.
@@ -242,10 +231,7 @@ func (st *State) rewriteLocations(m *Message, a *action) {
 	if st.Location == nil {
 		return
 	}
-	n := len(m.Lines)
-	if m.marked {
-		n = m.recv
-	}
+	n := m.received()
 	kept := 0
 	for i := 0; i < n; i++ {
 		l := m.Lines[i]
@@ -264,6 +250,22 @@ func (st *State) rewriteLocations(m *Message, a *action) {
 		m.Lines[kept] = l
 		kept++
 	}
+	m.closeGap(kept, n)
+}
+
+// received is how many of m's lines it was received with: those before
+// the mark, or all.
+func (m *Message) received() int {
+	if m.marked {
+		return m.recv
+	}
+	return len(m.Lines)
+}
+
+// closeGap ends a pass over the n received lines that kept the first
+// kept in place and moved the others after every line: the moved lines'
+// old places close up.
+func (m *Message) closeGap(kept, n int) {
 	if kept == n {
 		return
 	}

@@ -3,7 +3,6 @@ package rules
 import (
 	"strconv"
 
-	"lbd/config"
 	"lbd/explain"
 )
 
@@ -89,7 +88,7 @@ func (st *State) testDry(env *Env, l *leaf, m *Message, s *explain.Step) (bool, 
 	case lkTBF:
 		ok, err = st.tbfPeek(env, l, s)
 	case lkBasicAuth:
-		ok, err = st.basicAuthPeek(l.auth)
+		ok, err = st.checkBasicAuth(l.auth, true)
 	case lkEval:
 		ok, err = st.evalTrace(env, l.eval, m, s)
 	default:
@@ -173,26 +172,6 @@ func (st *State) tbfPeek(env *Env, l *leaf, s *explain.Step) (bool, error) {
 	}
 	s.Detail = strconv.FormatUint(tokens, 10) + " token(s) in the bucket (none taken: dry run)"
 	return tokens > 0, nil
-}
-
-// basicAuthPeek is basicAuth without caching the check's outcome.
-func (st *State) basicAuthPeek(pf *config.PasswordFile) (bool, error) {
-	v, ok := st.Req.Header("Authorization")
-	if !ok {
-		return false, nil
-	}
-	cred, ok := basicCredentials(v, make([]byte, 0, decodedMax(len(v))))
-	if !ok {
-		return false, nil
-	}
-	if cred == nil {
-		return false, errBadCredentials
-	}
-	f := pf.Current()
-	if f == nil {
-		return false, nil
-	}
-	return f.Peek(cred), nil
 }
 
 // evalTrace is eval, recording the detached condition's own steps the

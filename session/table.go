@@ -9,7 +9,7 @@ import (
 
 // DefaultMaxEntries caps a table when NewTable is given no cap, so that a
 // flood of distinct keys (a client inventing cookies) cannot exhaust memory.
-// At about 150 bytes per session (see BenchmarkMemory) it is ~150 MiB.
+// At about 150 bytes per session (see BenchmarkMemory1M) it is ~150 MiB.
 const DefaultMaxEntries = 1 << 20
 
 const (

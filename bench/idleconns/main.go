@@ -41,7 +41,7 @@ func main() {
 	dir, err := os.MkdirTemp("", "idleconns")
 	check(err)
 	defer os.RemoveAll(dir)
-	_, bport, _ := net.SplitHostPort(be.Addr().String())
+	_, bport, _ := net.SplitHostPort(be.Addr().String()) // a TCPAddr's form always splits
 	listen := "ListenHTTP"
 	open := request
 	if *useH2 {
@@ -100,7 +100,8 @@ func rssKiB(pid int) int {
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(line, "VmRSS:") {
 			f := strings.Fields(line)
-			v, _ := strconv.Atoi(f[1])
+			v, err := strconv.Atoi(f[1])
+			check(err)
 			return v
 		}
 	}

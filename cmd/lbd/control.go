@@ -98,7 +98,13 @@ func (c *control) serve(ctl *config.Control, h adminapiHandler, cfg *config.Conf
 	s := adminapi.NewServer(h)
 	s.Logger = log
 	c.servers = append(c.servers, s)
-	go s.Serve(ln)
+	go func() {
+		// Serve returns nil once closed or handed over; anything else
+		// leaves the socket unserved, which the operator must see.
+		if err := s.Serve(ln); err != nil {
+			log.Errorf("control socket %s: %v", ctl.Socket, err)
+		}
+	}()
 	return nil
 }
 
@@ -124,14 +130,18 @@ func chownToConfig(path string, cfg *config.Config) error {
 		if err != nil {
 			return fmt.Errorf("control socket owner: %w", err)
 		}
-		uid, _ = strconv.Atoi(u.Uid)
+		if uid, err = strconv.Atoi(u.Uid); err != nil {
+			return fmt.Errorf("control socket owner %s: uid %q: %w", cfg.User, u.Uid, err)
+		}
 	}
 	if cfg.Group != "" {
 		g, err := user.LookupGroup(cfg.Group)
 		if err != nil {
 			return fmt.Errorf("control socket group: %w", err)
 		}
-		gid, _ = strconv.Atoi(g.Gid)
+		if gid, err = strconv.Atoi(g.Gid); err != nil {
+			return fmt.Errorf("control socket group %s: gid %q: %w", cfg.Group, g.Gid, err)
+		}
 	}
 	return os.Chown(path, uid, gid)
 }

@@ -121,7 +121,7 @@ func writePIDFile(path string) error {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+		os.Remove(tmp) // best effort: the rename's error is the one to report
 		return err
 	}
 	return nil
@@ -184,7 +184,9 @@ func (d *daemon) removePIDFile() {
 	}
 	b, err := os.ReadFile(d.pidFile)
 	if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(os.Getpid()) {
-		os.Remove(d.pidFile)
+		if err := os.Remove(d.pidFile); err != nil {
+			d.log.Warnf("can't remove PID file %s: %v", d.pidFile, err)
+		}
 	}
 }
 
@@ -229,8 +231,10 @@ func (d *daemon) waitSignals(ctx context.Context) int {
 		}
 		switch s {
 		case syscall.SIGUSR1:
-			d.reload()
+			_ = d.reload() // the engine logged a failure, systemd has the status
 		case syscall.SIGUSR2:
+			// startUpgrade logged a failure (a signal during an upgrade
+			// changes nothing); this process goes on.
 			if _, err := d.startUpgrade(); err == nil {
 				return d.handOver()
 			}
@@ -239,7 +243,9 @@ func (d *daemon) waitSignals(ctx context.Context) int {
 			d.notify.stopping("draining connections")
 			grace := time.Duration(d.eng.Config().Grace)
 			ctx, cancel := context.WithTimeout(ctx, grace)
-			d.eng.Shutdown(ctx)
+			if err := d.eng.Shutdown(ctx); err != nil {
+				d.log.Infof("grace period of %s over: closing the remaining connections", grace)
+			}
 			cancel()
 			return exitOK
 		default:

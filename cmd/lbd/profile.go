@@ -17,17 +17,17 @@ func startProfile(log *logrus.Logger) func() {
 	if f := create(log, "LBD_CPUPROFILE"); f != nil {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			log.Warnf("LBD_CPUPROFILE: %v", err)
-			f.Close()
+			f.Close() // nothing was written
 		} else {
-			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+			stops = append(stops, func() { pprof.StopCPUProfile(); closeLog(log, "LBD_CPUPROFILE", f) })
 		}
 	}
 	if f := create(log, "LBD_TRACE"); f != nil {
 		if err := trace.Start(f); err != nil {
 			log.Warnf("LBD_TRACE: %v", err)
-			f.Close()
+			f.Close() // nothing was written
 		} else {
-			stops = append(stops, func() { trace.Stop(); f.Close() })
+			stops = append(stops, func() { trace.Stop(); closeLog(log, "LBD_TRACE", f) })
 		}
 	}
 	if len(stops) == 0 {
@@ -52,4 +52,11 @@ func create(log *logrus.Logger, env string) *os.File {
 		return nil
 	}
 	return f
+}
+
+// closeLog closes f: a failed close can lose the file's tail, so say so.
+func closeLog(log *logrus.Logger, env string, f *os.File) {
+	if err := f.Close(); err != nil {
+		log.Warnf("%s: %v", env, err)
+	}
 }

@@ -51,7 +51,12 @@ func run(o *options) int {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
 			return exitErr
 		}
-		os.Stdout.Write(append(js, '\n'))
+		// The dump is the command's output: a full disk or a closed
+		// pipe must not pass for success.
+		if _, err := os.Stdout.Write(append(js, '\n')); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			return exitErr
+		}
 		return exitOK
 	case o.check:
 		if err := checkLua(cfg); err != nil {

@@ -1,5 +1,5 @@
-// Command backend is the demo and test backend used by `make run` and the
-// functional tests: an HTTP/1.1 server on 127.0.0.x that echoes what it
+// Command backend is the demo backend of `make run` (scripts/run-demo.sh;
+// the functional tests start their own in-process): an HTTP/1.1 server on 127.0.0.x that echoes what it
 // received (method, URI, every header, body length and checksum) and
 // names itself, so a reader can see which backend answered and what the
 // proxy changed on the wire.
@@ -39,7 +39,12 @@ func main() {
 func echo(name string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := sha256.New()
-		n, _ := io.Copy(h, r.Body)
+		n, err := io.Copy(h, r.Body)
+		if err != nil {
+			// A cut body must not be reported as whole.
+			http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Backend", name)
 		var b strings.Builder
@@ -56,6 +61,6 @@ func echo(name string) http.Handler {
 			}
 		}
 		fmt.Fprintf(&b, "body-bytes: %d\nbody-sha256: %s\n", n, hex.EncodeToString(h.Sum(nil)))
-		io.WriteString(w, b.String())
+		_, _ = io.WriteString(w, b.String()) // a client that left has nobody to tell
 	})
 }
