@@ -25,6 +25,13 @@ import (
 // client timeout is client, the backend's timeout timeout.
 func rawServer(t *testing.T, beAddr string, client, timeout time.Duration) (*Server, string) {
 	t.Helper()
+	srv, addr, _ := rawServerBackend(t, beAddr, client, timeout)
+	return srv, addr
+}
+
+// rawServerBackend is rawServer that also returns the backend.
+func rawServerBackend(t *testing.T, beAddr string, client, timeout time.Duration) (*Server, string, *backend.Backend) {
+	t.Helper()
 	b := backend.New(backend.Options{Address: beAddr, Priority: 5, TimeOut: timeout})
 	algo := balancer.New(balancer.Random, []*backend.Backend{b})
 	svc, err := service.New(&config.Service{}, service.Options{Backends: []*backend.Backend{b}, Algo: algo})
@@ -53,7 +60,7 @@ func rawServer(t *testing.T, beAddr string, client, timeout time.Duration) (*Ser
 		algo.Close()
 		b.CloseIdle()
 	})
-	return srv, ln.Addr().String()
+	return srv, ln.Addr().String(), b
 }
 
 // waitNoConns waits (bounded) until every client connection has ended.
@@ -328,6 +335,27 @@ func TestRawLoop(t *testing.T) {
 			c, br := dialRaw(t, addr)
 			tc.run(t, srv, c, br)
 		})
+	}
+}
+
+// TestClientGoneKeepsBackendConn: a client that leaves while its request
+// is at the backend costs no backend connection: the complete response
+// leaves it fit for the pool.
+func TestClientGoneKeepsBackendConn(t *testing.T) {
+	_, addr, b := rawServerBackend(t, httpBackend(t, echoPath), 30*time.Second, 30*time.Second)
+	c, _ := dialRaw(t, addr)
+	c.Write([]byte("GET /gone?delay=100ms HTTP/1.1\r\nHost: x\r\n\r\n"))
+	time.Sleep(20 * time.Millisecond) // the request is at the backend
+	c.(*net.TCPConn).SetLinger(0)
+	c.Close() // a reset: the proxy's write of the response fails
+	for i := 0; b.Idle() != 1; i++ {
+		if i == 500 {
+			t.Fatalf("%d idle backend connections, want the one the request used", b.Idle())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := b.Active(); n != 0 {
+		t.Fatalf("%d backend connections still checked out", n)
 	}
 }
 

@@ -86,8 +86,15 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	}
 	c.ex.bytes = int64(len(first))
 	if werr != nil {
-		bc.Close()
+		// The client is gone; a backend connection that delivered its
+		// whole response is as good as ever (clients that leave with a
+		// request in flight would otherwise cost a connect each).
 		b.Done(bc, resp.Status, time.Since(c.ex.start))
+		if complete && clean && resp.KeepAlive && c.req.MethodID != http1.MethodCONNECT {
+			b.Put(bc)
+		} else {
+			bc.Close()
+		}
 		return false
 	}
 	if !complete {
