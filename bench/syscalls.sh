@@ -6,7 +6,8 @@
 # worker (GOMAXPROCS=1, nbthread 1), wrk -t1 and the upstreams on CPU 0.
 # For each proxy and each connection count, after a warm-up, three wrk runs
 # of DURATION seconds:
-#   clean   no tracer: req/s, p99, CPU µs per request (utime+stime / requests)
+#   clean   no tracer: req/s, p99, CPU µs per request (utime+stime / requests,
+#           and each apart)
 #   perf    perf stat counting syscall tracepoints on the proxy (cheap: the
 #           timing barely moves, so this is what the proxy does untraced)
 #   strace  strace -c -f -p PID attached for the run (Debian strace; it
@@ -94,14 +95,15 @@ pids_of() { # PID and its descendants
 			do { more = 0; for (p in parent) if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; more = 1 } } while (more)
 			for (p in keep) print p }'
 }
-cpu_ticks() { # utime+stime (+ reaped children) of a process tree
-	local p s t=0
+cpu_ticks() { # "user system" ticks (with reaped children) of a process tree
+	local p s u=0 k=0
 	for p in $(pids_of "$1"); do
 		s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
 		s=${s##*) }
-		t=$((t + $(awk '{ print $12 + $13 + $14 + $15 }' <<<"$s")))
+		read -r s <<<"$(awk '{ print $12 + $14, $13 + $15 }' <<<"$s")"
+		u=$((u + ${s% *})) k=$((k + ${s#* }))
 	done
-	echo "$t"
+	echo "$u $k"
 }
 stop() { # TERM a process tree, KILL what is left after 5 s
 	local root=$1 pids p i left
@@ -301,17 +303,20 @@ run_one() { # REP INDEX CONNS
 	fi
 	local url=http://127.0.0.1:$port/$SIZE
 	wrk_run "$c" "$url" "$WARMUP" /dev/null
-	local f0 f1
-	f0=$(foreign_ticks) t0=$(cpu_ticks "$PROXY_PID")
+	local f0 f1 u0 k0 u1 k1
+	f0=$(foreign_ticks)
+	read -r u0 k0 <<<"$(cpu_ticks "$PROXY_PID")"
 	wrk_run "$c" "$url" "$DURATION" "$T/$tag.wrk"
-	t1=$(cpu_ticks "$PROXY_PID") f1=$(foreign_ticks)
+	read -r u1 k1 <<<"$(cpu_ticks "$PROXY_PID")"
+	f1=$(foreign_ticks)
 	read -r reqs rps p99 errs < <(wrk_stats "$T/$tag.wrk")
 	awk -v r="$rep" -v n="$name" -v c="$c" -v q="$reqs" -v rps="$rps" -v p="$p99" -v e="$errs" \
-		-v t=$((t1 - t0)) -v hz="$HZ" -v f=$((f1 - f0)) -v d="$DURATION" -v ncpu="$(nproc)" \
-		'BEGIN { printf "%s\t%s\t%s\tclean\t%s\t%s\t%s\t%.2f\t%.1f\n", r, n, c, rps, p, e, q ? t * 1e6 / hz / q : 0,
-			100 * f / hz / (d * ncpu) }' >>"$TSV"
-	log "$(printf '%-10s c=%-4s %8.0f req/s  p99 %6.0f us  cpu %5.2f us/req  errors %d  other %s%%' "$name" "$c" "$rps" "$p99" \
-		"$(tail -1 "$TSV" | cut -f8)" "$errs" "$(tail -1 "$TSV" | cut -f9)")"
+		-v u=$((u1 - u0)) -v k=$((k1 - k0)) -v hz="$HZ" -v f=$((f1 - f0)) -v d="$DURATION" -v ncpu="$(nproc)" \
+		'BEGIN { q = q > 0 ? q : 1e100
+			printf "%s\t%s\t%s\tclean\t%s\t%s\t%s\t%.2f\t%.1f\t%.2f\t%.2f\n", r, n, c, rps, p, e, (u + k) * 1e6 / hz / q,
+			100 * f / hz / (d * ncpu), u * 1e6 / hz / q, k * 1e6 / hz / q }' >>"$TSV"
+	log "$(tail -1 "$TSV" | awk -F'\t' '{ printf "%-10s c=%-4s %8.0f req/s  p99 %6.0f us  cpu %5.2f us/req (user %.2f, system %.2f)  errors %d  other %s%%",
+		$2, $3, $5, $6, $8, $10, $11, $7, $9 }')"
 	local tr v
 	for tr in $TRACERS; do
 		v=$(traced "$tr" "$PROXY_PID" "$c" "$url" "$tag")
@@ -380,8 +385,8 @@ table() { # KIND TITLE
 	echo
 	echo "Other % = CPU used meanwhile by processes not started here, plus steal (% of all CPUs): above ~5 the run was disturbed."
 	echo
-	echo "| target | conns | req/s | p99 ms | CPU µs/req | errors | req/s spread | p99 spread | other % |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| target | conns | req/s | p99 ms | CPU µs/req | user | system | errors | req/s spread | p99 spread | other % |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' '
 		function med(key, col,   n, i, j, t, a) {
 			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
@@ -391,10 +396,11 @@ table() { # KIND TITLE
 		function spread(key, col,   m) { m = med(key, col); return cnt[key] > 1 && m > 0 ? sprintf("±%.0f%%", 50 * (hi - lo) / m) : "-" }
 		$4 != "clean" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
-		  n = ++cnt[key]; v[key, 5, n] = $5; v[key, 6, n] = $6; v[key, 8, n] = $8; v[key, 9, n] = $9; errs[key] += $7 }
+		  n = ++cnt[key]; for (m = 5; m <= 11; m++) v[key, m, n] = $m; errs[key] += $7 }
 		END { for (k = 1; k <= nk; k++) { split(order[k], f, SUBSEP)
-			printf "| %s | %s | %.0f | %.2f | %.2f | %d | %s | %s | %.1f |\n", f[2], f[1], med(order[k], 5), med(order[k], 6) / 1e3,
-				med(order[k], 8), errs[order[k]], spread(order[k], 5), spread(order[k], 6), med(order[k], 9) } }' "$TSV"
+			printf "| %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %s | %s | %.1f |\n", f[2], f[1], med(order[k], 5),
+				med(order[k], 6) / 1e3, med(order[k], 8), med(order[k], 10), med(order[k], 11), errs[order[k]],
+				spread(order[k], 5), spread(order[k], 6), med(order[k], 9) } }' "$TSV"
 	echo
 	[[ " $TRACERS " == *" perf "* ]] && table perf "Counted by perf stat (syscall tracepoints; the proxy runs at nearly full speed):"
 	[[ " $TRACERS " == *" strace "* ]] && table strace "Counted by strace -c -f -p PID (every call stops the proxy; slower, so peers have answered more often):"

@@ -12,7 +12,7 @@ import (
 )
 
 // pair returns the two ends of a loopback TCP connection.
-func pair(t *testing.T) (ours, peer *net.TCPConn) {
+func pair(t testing.TB) (ours, peer *net.TCPConn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -171,5 +171,43 @@ func TestReadDoesNotAllocate(t *testing.T) {
 	}
 	if inq != 0 {
 		t.Fatalf("inq %d after reading everything", inq)
+	}
+}
+
+// BenchmarkRead compares a recvmsg with TCP_INQ (Reader.Read) against a
+// plain read(2) of the same bytes: what knowing the socket is empty costs.
+func BenchmarkRead(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		inq  bool
+	}{{"recvmsg+inq", true}, {"read", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			ours, peer := pair(b)
+			rc, err := ours.SyscallConn()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if tc.inq {
+				rc.Control(func(fd uintptr) { EnableInq(fd) })
+			}
+			var r Reader
+			buf := make([]byte, 4096)
+			msg := make([]byte, 100)
+			var rerr error
+			read := func(fd uintptr) bool {
+				if tc.inq {
+					_, _, rerr = r.Read(fd, buf)
+				} else {
+					_, rerr = syscall.Read(int(fd), buf)
+				}
+				return rerr != syscall.EAGAIN
+			}
+			for b.Loop() {
+				peer.Write(msg)
+				if err := rc.Read(read); err != nil || rerr != nil {
+					b.Fatal(err, rerr)
+				}
+			}
+		})
 	}
 }
