@@ -27,9 +27,10 @@
 #   PIN [1] proxy on CPU $PROXY_CPUS [1], wrk+upstreams on $LOAD_CPUS [0]
 #   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
 #   OUT_MD also write the tables there;  OUT_TSV raw rows;  KEEP=1 keep scratch
-#   PROFILE=DIR  also one more run of each lbd, started afresh, with its CPU
-#                profile in DIR/NAME-cCONNS-rREP.prof (LBD_CPUPROFILE) and,
-#                with TRACE=1, its execution trace beside it (LBD_TRACE)
+#   PROFILE=DIR  in the first rep, one more run of each lbd, started afresh,
+#                with its CPU profile in DIR/NAME-cCONNS-r1.prof
+#                (LBD_CPUPROFILE) and, with TRACE=1, its execution trace
+#                beside it (LBD_TRACE)
 # Bounded: every wrk, perf and strace run has a timeout; every process
 # started here is stopped by PID (TERM, then KILL after 5 s).
 
@@ -328,7 +329,7 @@ run_one() { # REP INDEX CONNS
 	done
 	stop "$PROXY_PID"
 	PROXY_PID=""
-	[[ -n ${PROFILE:-} && ${KINDS[$i]} == lbd ]] && profile_one "$i" "$c" "$tag"
+	[[ -n ${PROFILE:-} && $rep == 1 && ${KINDS[$i]} == lbd ]] && profile_one "$i" "$c" "$tag"
 }
 
 # profile_one INDEX CONNS TAG: a fresh lbd with its CPU profile (and
