@@ -14,7 +14,7 @@ import (
 // far less than a failed non-idempotent request.
 type peeker struct {
 	rc  syscall.RawConn
-	fn  func(fd uintptr) bool // p.do, bound once at dial: no per-call closure
+	fn  func(fd uintptr) // p.do, bound once at dial: no per-call closure
 	buf [1]byte
 	err error
 }
@@ -32,9 +32,12 @@ func (p *peeker) init(nc net.Conn) {
 	p.fn = p.do
 }
 
-func (p *peeker) do(fd uintptr) bool {
+// do peeks through RawConn.Control, not Read: the answer is wanted at
+// once, without the poller, and whatever read deadline the conn's last
+// exchange left behind (long past for a conn idle this long) must not
+// make a healthy conn look broken.
+func (p *peeker) do(fd uintptr) {
 	_, _, p.err = syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	return true // never wait for readiness: we want the instant answer
 }
 
 // idleOK reports whether the idle conn still looks usable. Only "would
@@ -44,7 +47,7 @@ func (p *peeker) idleOK() bool {
 	if p.rc == nil {
 		return true
 	}
-	if err := p.rc.Read(p.fn); err != nil {
+	if err := p.rc.Control(p.fn); err != nil {
 		return false
 	}
 	return p.err == syscall.EAGAIN || p.err == syscall.EWOULDBLOCK

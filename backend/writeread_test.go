@@ -244,3 +244,28 @@ func TestWriteReadDoesNotAllocate(t *testing.T) {
 		t.Fatalf("%.1f allocations per WriteRead, want 0", allocs)
 	}
 }
+
+// TestPooledConnWithPastDeadlineReused: a conn parked after an exchange
+// keeps that exchange's read deadline (WriteRead's bounded wait makes it
+// short); once it has passed, the pool's check of a long-idle conn must
+// still find a healthy conn healthy.
+func TestPooledConnWithPastDeadlineReused(t *testing.T) {
+	b, c, s := tcpPair(t, Options{})
+	req := []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	go func() {
+		if readRequest(s, len(req)) == nil {
+			s.Write([]byte(wrAnswer))
+		}
+	}()
+	if _, _, err := c.WriteRead(req, make([]byte, 4096), time.Now(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(-time.Second)) // as after an idle while
+	b.Put(c)
+	c.idleSince.Add(-2 * int64(peekAfter)) // long enough idle to be checked
+	got, ok := b.Get()
+	if !ok {
+		t.Fatal("a healthy pooled conn was dropped")
+	}
+	got.Close()
+}
