@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -125,10 +126,12 @@ func TestPIDFileAndSignals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startLBD(t, oneService(be), "-p", "lbd.pid")
 			pidfile := filepath.Join(p.dir, "lbd.pid")
-			b, err := os.ReadFile(pidfile)
-			if err != nil || strings.TrimSpace(string(b)) == "" {
-				t.Fatalf("PID file: %q %v", b, err)
-			}
+			// lbd writes its PID file last, once its listeners and
+			// control socket serve: the listener may answer just before.
+			waitFor(t, "the PID file", func() bool {
+				b, err := os.ReadFile(pidfile)
+				return err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(p.cmd.Process.Pid)
+			})
 			p.signal(tc.sig)
 			if code := p.wait(10 * time.Second); code != 0 {
 				t.Fatalf("exit code %d\n%s", code, p.out.String())
