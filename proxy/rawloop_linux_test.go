@@ -15,10 +15,6 @@ import (
 	"time"
 
 	"lbd/backend"
-	"lbd/balancer"
-	"lbd/config"
-	"lbd/http1"
-	"lbd/service"
 )
 
 // rawServer serves st over loopback with one backend at beAddr; the
@@ -32,25 +28,7 @@ func rawServer(t *testing.T, beAddr string, client, timeout time.Duration) (*Ser
 // rawServerBackend is rawServer that also returns the backend.
 func rawServerBackend(t *testing.T, beAddr string, client, timeout time.Duration) (*Server, string, *backend.Backend) {
 	t.Helper()
-	b := backend.New(backend.Options{Address: beAddr, Priority: 5, TimeOut: timeout})
-	algo := balancer.New(balancer.Random, []*backend.Backend{b})
-	svc, err := service.New(&config.Service{}, service.Options{Backends: []*backend.Backend{b}, Algo: algo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &Listener{
-		Dialect: config.DialectPound, Limits: http1.DefaultLimits, Client: client,
-		Errors: NewErrorPages(config.DialectPound, nil), Scheme: "http", Port: "80",
-		Forwarded: true, MaxTries: 3, Edits: NewEdits(EditsConfig{LocationInPlace: true}),
-		SvcEdits: map[*service.Service]*HeaderEdits{},
-	}
-	st.Router.Services = []*service.Service{svc}
-	st.SvcEdits[svc] = NewEdits(EditsConfig{LocationInPlace: true})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := NewServer(st)
+	srv, ln, b, algo := serveOneBackend(t, beAddr, client, timeout)
 	done := make(chan struct{})
 	go func() { srv.Serve(ln); close(done) }()
 	t.Cleanup(func() {

@@ -17,6 +17,33 @@ import (
 	"lbd/service"
 )
 
+// serveOneBackend serves, on a loopback port, a Pound-dialect listener
+// whose one service balances to the backend at beAddr; client is the
+// listener's client timeout, timeout the backend's. The caller stops
+// srv, then closes algo and b's idle conns.
+func serveOneBackend(t *testing.T, beAddr string, client, timeout time.Duration) (*Server, net.Listener, *backend.Backend, *balancer.Balancer) {
+	t.Helper()
+	b := backend.New(backend.Options{Address: beAddr, Priority: 5, TimeOut: timeout})
+	algo := balancer.New(balancer.Random, []*backend.Backend{b})
+	svc, err := service.New(&config.Service{}, service.Options{Backends: []*backend.Backend{b}, Algo: algo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &Listener{
+		Dialect: config.DialectPound, Limits: http1.DefaultLimits, Client: client,
+		Errors: NewErrorPages(config.DialectPound, nil), Scheme: "http", Port: "80",
+		Forwarded: true, MaxTries: 3, Edits: NewEdits(EditsConfig{LocationInPlace: true}),
+		SvcEdits: map[*service.Service]*HeaderEdits{},
+	}
+	st.Router.Services = []*service.Service{svc}
+	st.SvcEdits[svc] = NewEdits(EditsConfig{LocationInPlace: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewServer(st), ln, b, algo
+}
+
 // newLoopbackServer serves a listener state over real loopback sockets
 // with one real HTTP backend.
 func newLoopbackServer(t *testing.T) (*Server, net.Listener, func()) {
@@ -29,25 +56,7 @@ func newLoopbackServer(t *testing.T) (*Server, net.Listener, func()) {
 		io.WriteString(w, "hello")
 	})}
 	go hs.Serve(bln)
-	b := backend.New(backend.Options{Address: bln.Addr().String(), Priority: 5, TimeOut: 5 * time.Second})
-	algo := balancer.New(balancer.Random, []*backend.Backend{b})
-	svc, err := service.New(&config.Service{}, service.Options{Backends: []*backend.Backend{b}, Algo: algo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &Listener{
-		Dialect: config.DialectPound, Limits: http1.DefaultLimits, Client: 5 * time.Second,
-		Errors: NewErrorPages(config.DialectPound, nil), Scheme: "http", Port: "80",
-		Forwarded: true, MaxTries: 3, Edits: NewEdits(EditsConfig{LocationInPlace: true}),
-		SvcEdits: map[*service.Service]*HeaderEdits{},
-	}
-	st.Router.Services = []*service.Service{svc}
-	st.SvcEdits[svc] = NewEdits(EditsConfig{LocationInPlace: true})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := NewServer(st)
+	srv, ln, b, algo := serveOneBackend(t, bln.Addr().String(), 5*time.Second, 5*time.Second)
 	done := make(chan struct{})
 	go func() { srv.Serve(ln); close(done) }()
 	return srv, ln, func() {
