@@ -157,20 +157,42 @@ func (c *conn) readHead(st *Listener) error {
 	var first time.Time
 	for {
 		if c.w > c.r {
-			err := http1.ParseRequestHead((*c.buf)[c.r:c.w], &c.req, &st.Limits)
-			if err != http1.ErrNeedMore {
+			if err := c.parseHead(st, &first); err != http1.ErrNeedMore {
 				return err
-			}
-			switch {
-			case first.IsZero():
-				first = c.now
-			case st.Client > 0 && c.now.Sub(first) > st.Client:
-				return errHeadTimeout
 			}
 		}
 		if err := c.fill(st.Client); err != nil {
 			return err
 		}
+	}
+}
+
+// parseHead parses the buffered bytes as a request head. ErrNeedMore
+// asks for more; a head still partial Client after its first bytes came
+// (*first, set here) is errHeadTimeout. Shared by readHead and the raw
+// loop, so both hold slow clients to the same rule.
+func (c *conn) parseHead(st *Listener, first *time.Time) error {
+	err := http1.ParseRequestHead((*c.buf)[c.r:c.w], &c.req, &st.Limits)
+	if err != http1.ErrNeedMore {
+		return err
+	}
+	switch {
+	case first.IsZero():
+		*first = c.now
+	case st.Client > 0 && c.now.Sub(*first) > st.Client:
+		return errHeadTimeout
+	}
+	return err
+}
+
+// prepareRead empties a fully consumed buffer and makes room at its end
+// for the next read.
+func (c *conn) prepareRead() {
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+	}
+	if c.w == len(*c.buf) {
+		c.makeRoom()
 	}
 }
 
@@ -185,12 +207,7 @@ func (c *conn) fill(timeout time.Duration) error {
 		// for ever. Fail the request rather than hang.
 		return errInline
 	}
-	if c.r == c.w {
-		c.r, c.w = 0, 0
-	}
-	if c.w == len(*c.buf) {
-		c.makeRoom()
-	}
+	c.prepareRead()
 	c.dl.forRead(c.nc, c.now, timeout)
 	n, err := c.nc.Read((*c.buf)[c.w:])
 	c.now = time.Now()

@@ -110,8 +110,7 @@ func (c *conn) rawStep(fd uintptr) bool {
 				return true
 			}
 		} else {
-			err := http1.ParseRequestHead((*c.buf)[c.r:c.w], &c.req, &st.Limits)
-			switch {
+			switch err := c.parseHead(st, &l.first); {
 			case err == nil:
 				l.first = time.Time{}
 				c.idle.Store(false)
@@ -129,13 +128,8 @@ func (c *conn) rawStep(fd uintptr) bool {
 				}
 				c.shrink()
 				continue
-			case err != http1.ErrNeedMore:
+			case err != http1.ErrNeedMore: // errHeadTimeout among them
 				l.err = err
-				return true
-			case l.first.IsZero():
-				l.first = c.now
-			case st.Client > 0 && c.now.Sub(l.first) > st.Client:
-				l.err = errHeadTimeout
 				return true
 			}
 		}
@@ -155,12 +149,7 @@ func (c *conn) rawStep(fd uintptr) bool {
 // when nothing came: l.err says why, or it is nil for EAGAIN (then wait).
 func (c *conn) rawRead(fd uintptr, st *Listener) bool {
 	l := &c.raw
-	if c.r == c.w {
-		c.r, c.w = 0, 0
-	}
-	if c.w == len(*c.buf) {
-		c.makeRoom()
-	}
+	c.prepareRead()
 	if c.w == len(*c.buf) {
 		l.err = io.ErrNoProgress // as fill: the head limit ends it first
 		return false
