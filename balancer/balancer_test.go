@@ -74,11 +74,7 @@ func TestWeightedShares(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := weights(t, tc.mode, 1, 2, 5)
-			opts := []Option{WithMode(tc.mode)}
-			if tc.src != nil {
-				opts = append(opts, WithSource(tc.src))
-			}
-			b := New(tc.kind, f.bs, opts...)
+			b := New(tc.kind, f.bs, testOptions(tc.mode, tc.src)...)
 			defer b.Close()
 			got := f.counts(b, n)
 			for i, w := range []float64{1, 2, 5} {
@@ -245,4 +241,14 @@ func TestResponseTimeMovesTraffic(t *testing.T) {
 	if got[0] > 10 {
 		t.Errorf("the 20 ms backend got %d of 1000 picks", got[0])
 	}
+}
+
+// testOptions are a test case's balancer options: its mode, and its
+// random source when it pins one.
+func testOptions(mode Mode, src rand.Source) []Option {
+	opts := []Option{WithMode(mode)}
+	if src != nil {
+		opts = append(opts, WithSource(src))
+	}
+	return opts
 }

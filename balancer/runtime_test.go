@@ -45,11 +45,7 @@ func TestWeightChangeShares(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := weights(t, tc.mode, 1, 1, 1)
-			opts := []Option{WithMode(tc.mode)}
-			if tc.src != nil {
-				opts = append(opts, WithSource(tc.src))
-			}
-			b := New(tc.kind, f.bs, opts...)
+			b := New(tc.kind, f.bs, testOptions(tc.mode, tc.src)...)
 			defer b.Close()
 			before := b.snap.Load()
 			setWeight(f.bs[2], tc.mode, 6)
