@@ -67,7 +67,7 @@ func (w *writeReader) usable(c *Conn) bool { return w.fn != nil && c.Conn == w.r
 func (w *writeReader) step(fd uintptr) bool {
 	if !w.sent {
 		for len(w.out) > 0 {
-			k, err := syscall.Write(int(fd), w.out)
+			k, err := sockio.Send(fd, w.out)
 			switch {
 			case err == syscall.EINTR:
 				continue

@@ -273,3 +273,59 @@ func TestPlainIOLingeringBackend(t *testing.T) {
 		}
 	}
 }
+
+// bigBody answers /cl/N with N pattern bytes and a Content-Length, and
+// /chunked/N with the same bytes chunked.
+func bigBody() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		kind := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if len(kind) != 2 {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Sscan(kind[1], &n)
+		body := pattern(n)
+		if kind[0] == "cl" {
+			w.Header().Set("Content-Length", fmt.Sprint(n))
+		}
+		for len(body) > 0 {
+			k := min(len(body), 64<<10)
+			w.Write(body[:k])
+			if kind[0] == "chunked" {
+				w.(http.Flusher).Flush()
+			}
+			body = body[k:]
+		}
+	})
+}
+
+// pattern is n bytes that differ from any shifted copy of themselves.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + i/251)
+	}
+	return b
+}
+
+// TestPlainIOLargeResponseSlowReader: a response larger than the socket
+// buffers, to a client that does not read for a while, fills the client
+// socket; the rest must still arrive whole (lbd's first send is partial,
+// then it waits for room), and the connection stays usable.
+func TestPlainIOLargeResponseSlowReader(t *testing.T) {
+	const size = 16 << 20
+	b := startBackend(t, "127.0.0.2", "one", bigBody())
+	p := startLBD(t, plainConfig(10, 10, b))
+	c, br := plainClient(t, p.addr)
+	want := pattern(size)
+	for _, kind := range []string{"cl", "chunked", "cl"} {
+		fmt.Fprintf(c, "GET /%s/%d HTTP/1.1\r\nHost: x\r\n\r\n", kind, size)
+		time.Sleep(300 * time.Millisecond) // lbd fills the socket meanwhile
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		code, _, body := response(t, br, "")
+		if code != 200 || len(body) != size || body != string(want) {
+			t.Fatalf("%s: status %d, %d bytes, intact %v", kind, code, len(body), body == string(want))
+		}
+	}
+}

@@ -73,7 +73,7 @@ func (c *conn) copyN(bc *backend.Conn, n int64, buf []byte, rto, wto time.Durati
 		k, err := bc.Read(p)
 		if k > 0 {
 			c.dl.forWrite(c.nc, now, wto)
-			if _, werr := c.nc.Write(p[:k]); werr != nil {
+			if werr := c.writeClient(p[:k]); werr != nil {
 				return done, errClientIO
 			}
 			done += int64(k)

@@ -5,6 +5,7 @@ package proxy
 import (
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
 
@@ -41,8 +42,9 @@ type rawLoop struct {
 	err   error     // why reading stopped
 	next  rawNext
 	// inside: a request is being served inside the callback; fill must
-	// not read (the read lock is held).
+	// not read (the read lock is held), and writeClient may use fd.
 	inside bool
+	fd     uintptr
 }
 
 type rawNext uint8
@@ -101,6 +103,7 @@ func (c *conn) serveRaw() {
 // true when the connection ends or a request is handed out.
 func (c *conn) rawStep(fd uintptr) bool {
 	l := &c.raw
+	l.fd = fd
 	for {
 		st := c.srv.state.Load()
 		if c.r == c.w {
@@ -171,6 +174,25 @@ func (c *conn) rawRead(fd uintptr, st *Listener) bool {
 	c.w += n
 	l.inq = inq
 	return true
+}
+
+// writeClient writes p to the client. Inside the read callback the
+// socket is known and held open, so it first sends without the runtime's
+// write path (sockio.Send: no VFS write, no entersyscall); what does not
+// fit in the socket buffer is written by net.Conn, which waits for room
+// under the write deadline.
+func (c *conn) writeClient(p []byte) error {
+	if c.raw.inside && len(p) > 0 {
+		k, err := sockio.Send(c.raw.fd, p)
+		if err != nil && err != syscall.EAGAIN {
+			return os.NewSyscallError("sendto", err)
+		}
+		if p = p[k:]; len(p) == 0 {
+			return nil
+		}
+	}
+	_, err := c.nc.Write(p)
+	return err
 }
 
 // servesInline reports whether the request just parsed can be served

@@ -18,3 +18,9 @@ func (c *conn) serveRaw() {}
 
 // interrupt ends the connection from another goroutine.
 func (c *conn) interrupt() { c.nc.Close() }
+
+// writeClient writes p to the client.
+func (c *conn) writeClient(p []byte) error {
+	_, err := c.nc.Write(p)
+	return err
+}

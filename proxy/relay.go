@@ -80,9 +80,9 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	c.dl.forWrite(c.nc, c.now, st.Client)
 	if start >= 0 {
 		copy(rb[start:], head)
-		_, werr = c.nc.Write(rb[start : headRoom+resp.HeadLen+len(first)])
-	} else if _, werr = c.nc.Write(head); werr == nil && len(first) > 0 {
-		_, werr = c.nc.Write(first)
+		werr = c.writeClient(rb[start : headRoom+resp.HeadLen+len(first)])
+	} else if werr = c.writeClient(head); werr == nil && len(first) > 0 {
+		werr = c.writeClient(first)
 	}
 	c.ex.bytes = int64(len(first))
 	if werr != nil {
@@ -224,7 +224,7 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 		k, err := bc.Read(buf)
 		if k > 0 {
 			c.dl.forWrite(c.nc, time.Now(), st.Client)
-			if _, werr := c.nc.Write(buf[:k]); werr != nil {
+			if werr := c.writeClient(buf[:k]); werr != nil {
 				return false, errClientIO
 			}
 			c.ex.bytes += int64(k)
@@ -254,7 +254,7 @@ func (c *conn) copyChunked(st *Listener, bc *backend.Conn, buf []byte, rto time.
 				return false, errBadResponse
 			}
 			c.dl.forWrite(c.nc, time.Now(), st.Client)
-			if _, werr := c.nc.Write(buf[:n]); werr != nil {
+			if werr := c.writeClient(buf[:n]); werr != nil {
 				return false, errClientIO
 			}
 			c.ex.bytes += int64(n)

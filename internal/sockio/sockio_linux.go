@@ -1,6 +1,7 @@
 // Package sockio reads a non-blocking TCP socket with recvmsg(2) and
 // TCP_INQ, so that the read that returns data also says whether anything
-// is left behind: more bytes, or the peer's FIN.
+// is left behind: more bytes, or the peer's FIN; and writes one with
+// sendto(2).
 //
 // That answer is what lets a caller wait for readability instead of
 // reading again, with Go's edge-triggered netpoller: after a read that
@@ -8,6 +9,14 @@
 // new edge. A read that returns less than asked does not prove that: a
 // FIN that came with the data is consumed by that read without a trace,
 // and the next read returns 0 at once, with no edge to wait for.
+//
+// Both calls pass MSG_DONTWAIT, so they cannot block whatever the socket's
+// mode, and are made with RawSyscall: the runtime's entersyscall and
+// exitsyscall exist so that a call that blocks can hand its P to another
+// thread, and cost 8–14 % of lbd's CPU per request when made around every
+// read and write (bench/RESULTS.md §16.7). A call on a loopback socket
+// can still take tens of microseconds (the kernel does the receiver's
+// work too); the P is held that long, as it is by any running code.
 package sockio
 
 import (
@@ -55,7 +64,7 @@ func (r *Reader) Read(fd uintptr, p []byte) (n, inq int, err error) {
 	r.msg.Control = &r.cmsg[0]
 	r.msg.SetControllen(len(r.cmsg))
 	for {
-		k, _, e := syscall.Syscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), 0)
+		k, _, e := syscall.RawSyscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), syscall.MSG_DONTWAIT)
 		if e == syscall.EINTR {
 			continue
 		}
@@ -75,4 +84,22 @@ func (r *Reader) Read(fd uintptr, p []byte) (n, inq int, err error) {
 		}
 	}
 	return n, inq, nil
+}
+
+// Send writes what it can of p (len(p) > 0) to the socket fd without
+// waiting, and returns how much that was; EAGAIN when nothing fitted in
+// the socket's buffer. It never raises SIGPIPE (MSG_NOSIGNAL): a peer
+// that left is EPIPE, as with net.Conn. EINTR is retried.
+func Send(fd uintptr, p []byte) (int, error) {
+	for {
+		k, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
+			syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
+		switch e {
+		case 0:
+			return int(k), nil
+		case syscall.EINTR:
+			continue
+		}
+		return 0, e
+	}
 }

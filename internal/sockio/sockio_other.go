@@ -20,3 +20,6 @@ type Reader struct{}
 func (r *Reader) Read(uintptr, []byte) (n, inq int, err error) {
 	return 0, 1, errors.ErrUnsupported
 }
+
+// Send always fails here.
+func Send(uintptr, []byte) (int, error) { return 0, errors.ErrUnsupported }
