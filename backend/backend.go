@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"lbd/internal/sockio"
 )
 
 // Defaults applied by New for zero Options fields.
@@ -32,6 +34,10 @@ const (
 	// Go 90 s) so that we, not the backend, usually close first.
 	DefaultIdleTimeout = 10 * time.Second
 )
+
+// DefaultDial is how a backend connects unless Options.DialContext says
+// otherwise: keep-alive probes on, with the kernel's timing (as Pound).
+var DefaultDial DialFunc = (&net.Dialer{KeepAliveConfig: sockio.KeepAlive}).DialContext
 
 // DialFunc opens a connection; it has the signature of net.Dialer.DialContext.
 type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
@@ -169,7 +175,7 @@ func New(o Options) *Backend {
 		b.log = logrus.StandardLogger()
 	}
 	if b.dial == nil {
-		b.dial = (&net.Dialer{}).DialContext
+		b.dial = DefaultDial
 	}
 	b.priority.Store(int64(o.Priority))
 	b.weight.Store(int64(max(o.Weight, 1)))

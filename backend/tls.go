@@ -24,7 +24,7 @@ func (b *Backend) HTTPS() bool { return b.https }
 // and resumption keeps the reconnects cheap.
 func TLSDial(base DialFunc, cfg *tls.Config, address string) DialFunc {
 	if base == nil {
-		base = (&net.Dialer{}).DialContext
+		base = DefaultDial
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		raw, err := base(ctx, network, addr)

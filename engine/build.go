@@ -349,7 +349,7 @@ func familyDial(o *backend.Options, family string) {
 	}
 	dial := o.DialContext
 	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
+		dial = backend.DefaultDial
 	}
 	o.DialContext = func(ctx context.Context, nw, addr string) (net.Conn, error) {
 		if nw == "tcp" {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"lbd/config"
+	"lbd/internal/sockio"
 	"lbd/listener"
 )
 
@@ -84,7 +86,12 @@ func bindRaw(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
 		os.Remove(addr)
 		return net.Listen("unix", addr)
 	}
-	return net.Listen("tcp", addr)
+	// Keep-alive with the kernel's timing, as Pound. A socket inherited
+	// (an upgrade, SocketFrom) gets Go's 15 s probes instead: the runtime
+	// sets them on every accept of a listener it did not create, and
+	// offers no way to change that.
+	lc := net.ListenConfig{KeepAliveConfig: sockio.KeepAlive}
+	return lc.Listen(context.Background(), "tcp", addr)
 }
 
 // socketFrom receives an already bound, listening socket over the UNIX
