@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command idleconns measures what idle client keep-alive connections cost
 // lbd: it starts lbd and a backend, opens N connections (from several
 // 127.0.0.x source addresses), sends one request on each, keeps them
