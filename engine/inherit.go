@@ -50,7 +50,7 @@ func (in *Inherited) AddFile(f *os.File, name, key, origin string) error {
 		// this process's to remove when it stops, as if it had bound it.
 		ul.SetUnlinkOnClose(true)
 	}
-	in.Add(ln, name, key, origin)
+	in.Add(withKernelKeepAlive(ln), name, key, origin)
 	return nil
 }
 

@@ -86,10 +86,8 @@ func bindRaw(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
 		os.Remove(addr)
 		return net.Listen("unix", addr)
 	}
-	// Keep-alive with the kernel's timing, as Pound. A socket inherited
-	// (an upgrade, SocketFrom) gets Go's 15 s probes instead: the runtime
-	// sets them on every accept of a listener it did not create, and
-	// offers no way to change that.
+	// Keep-alive with the kernel's timing, as Pound (inherited sockets:
+	// kernelKeepAlive).
 	lc := net.ListenConfig{KeepAliveConfig: sockio.KeepAlive}
 	return lc.Listen(context.Background(), "tcp", addr)
 }
@@ -127,7 +125,7 @@ func socketFrom(path string) (net.Listener, error) {
 		if err != nil {
 			return nil, fmt.Errorf("SocketFrom %s: %w", path, err)
 		}
-		return ln, nil
+		return withKernelKeepAlive(ln), nil
 	}
 	return nil, fmt.Errorf("SocketFrom %s: no descriptor received", path)
 }

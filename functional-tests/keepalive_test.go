@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // procTCPHex is addr ("127.0.0.1:80") as /proc/net/tcp writes it.
@@ -62,24 +64,50 @@ func TestKeepAliveProbesUseKernelTiming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
-	p := startLBD(t, plainConfig(10, 10, b))
-	c, br := plainClient(t, p.addr)
-	c.Write([]byte("GET /k HTTP/1.1\r\nHost: x\r\n\r\n"))
-	if code, _, _ := response(t, br, ""); code != 200 {
-		t.Fatalf("status %d", code)
-	}
-	// The backend connection is pooled now; both sockets are lbd's.
-	for _, s := range []struct{ name, local, remote string }{
-		{"client socket", procTCPHex(t, p.addr), procTCPHex(t, c.LocalAddr().String())},
-		{"backend socket", "", procTCPHex(t, b.addr)},
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T, b *backend) *proc
+	}{
+		{"a socket lbd binds", func(t *testing.T, b *backend) *proc { return startLBD(t, plainConfig(10, 10, b)) }},
+		// Go would set its own 15 s probes on these.
+		{"a socket from SocketFrom", startLBDSocketFrom},
+		{"a socket kept across a binary upgrade", startLBDUpgraded},
 	} {
-		kind, left := keepAliveTimer(t, s.local, s.remote)
-		// Within a minute of the kernel's idle time (the sockets are
-		// seconds old); Go's default would be 15 s.
-		if kind != 2 || left > kernel || left < kernel-60 {
-			t.Errorf("%s: timer kind %d firing in %.0f s; want keep-alive (2) in about %.0f s",
-				s.name, kind, left, kernel)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			b := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+			p := tc.start(t, b)
+			c, br := plainClient(t, p.addr)
+			c.Write([]byte("GET /k HTTP/1.1\r\nHost: x\r\n\r\n"))
+			if code, _, _ := response(t, br, ""); code != 200 {
+				t.Fatalf("status %d", code)
+			}
+			// The backend connection is pooled now; both sockets are lbd's.
+			for _, s := range []struct{ name, local, remote string }{
+				{"client socket", procTCPHex(t, p.addr), procTCPHex(t, c.LocalAddr().String())},
+				{"backend socket", "", procTCPHex(t, b.addr)},
+			} {
+				kind, left := keepAliveTimer(t, s.local, s.remote)
+				// Within a minute of the kernel's idle time (the sockets
+				// are seconds old); Go's default would be 15 s.
+				if kind != 2 || left > kernel || left < kernel-60 {
+					t.Errorf("%s: timer kind %d firing in %.0f s; want keep-alive (2) in about %.0f s",
+						s.name, kind, left, kernel)
+				}
+			}
+		})
 	}
+}
+
+// startLBDUpgraded starts lbd over b, upgrades it to a new process and
+// returns once the old one is gone: the new one serves on the socket it
+// inherited.
+func startLBDUpgraded(t *testing.T, b *backend) *proc {
+	t.Helper()
+	cfg := strings.Replace(plainConfig(10, 10, b), "Grace 1\n", "Grace 1\nControl \"{DIR}/ctl.sock\"\n", 1)
+	p := startLBD(t, cfg)
+	sock := filepath.Join(p.dir, "ctl.sock")
+	waitSocket(t, sock)
+	lbctlUpgrade(t, sock)
+	waitGone(t, p.cmd.Process.Pid, 10*time.Second)
+	return p
 }

@@ -17,18 +17,28 @@ import (
 // (SCM_RIGHTS with one data byte), as Pound 4's test harness does.
 func TestSocketFrom(t *testing.T) {
 	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	p := startLBDSocketFrom(t, be)
+	resp, body := get(t, http.DefaultClient, "http://"+p.addr+"/sf")
+	if resp.StatusCode != 200 || !strings.HasPrefix(body, "one GET /sf") {
+		t.Fatalf("via SocketFrom: %d %q", resp.StatusCode, body)
+	}
+}
+
+// startLBDSocketFrom starts lbd with one listener whose socket it gets
+// through SocketFrom, and one service over be.
+func startLBDSocketFrom(t *testing.T, be *backend) *proc {
+	t.Helper()
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tcp.Close()
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "lst0.sock")
+	t.Cleanup(func() { tcp.Close() })
+	sock := filepath.Join(t.TempDir(), "lst0.sock")
 	us, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer us.Close()
+	t.Cleanup(func() { us.Close() })
 	go func() {
 		c, err := us.Accept()
 		if err != nil {
@@ -40,11 +50,7 @@ func TestSocketFrom(t *testing.T) {
 		c.(*net.UnixConn).WriteMsgUnix([]byte{0}, syscall.UnixRights(int(f.Fd())), nil)
 	}()
 	cfg := "Daemon 0\nLogLevel 0\nListenHTTP\n\tSocketFrom \"" + sock + "\"\n\tService\n" + be.block() + "\tEnd\nEnd\n"
-	p := startLBDAt(t, cfg, tcp.Addr().String())
-	resp, body := get(t, http.DefaultClient, "http://"+p.addr+"/sf")
-	if resp.StatusCode != 200 || !strings.HasPrefix(body, "one GET /sf") {
-		t.Fatalf("via SocketFrom: %d %q", resp.StatusCode, body)
-	}
+	return startLBDAt(t, cfg, tcp.Addr().String())
 }
 
 // startLBDAt starts lbd on cfg whose listener address is already known.
