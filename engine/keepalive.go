@@ -39,14 +39,25 @@ func (l kernelKeepAlive) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	// An error cannot matter: only a connection already gone refuses the
-	// options, and its first read says so.
+	// The error cannot matter: the values are within what setsockopt
+	// accepts (kernelKeepAliveConfig), and Linux sets them on a TCP
+	// socket in any state, so nothing is left to refuse them.
 	_ = c.SetKeepAliveConfig(l.cfg)
 	return c, nil
 }
 
+// The ranges setsockopt accepts (linux/tcp.h MAX_TCP_KEEPIDLE,
+// MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT); the sysctls are not bounded so.
+const (
+	maxKeepIdle  = 32767
+	maxKeepIntvl = 32767
+	maxKeepCnt   = 127
+)
+
 // kernelKeepAliveConfig reads tcp_keepalive_time, _intvl (seconds) and
-// _probes from dir.
+// _probes from dir, each brought within what setsockopt accepts: a
+// sysctl above it gets the longest setting a socket can have, and 0
+// (which Go would read as "its default") the shortest.
 func kernelKeepAliveConfig(dir string) (net.KeepAliveConfig, error) {
 	var v [3]int
 	for i, name := range []string{"tcp_keepalive_time", "tcp_keepalive_intvl", "tcp_keepalive_probes"} {
@@ -60,8 +71,8 @@ func kernelKeepAliveConfig(dir string) (net.KeepAliveConfig, error) {
 	}
 	return net.KeepAliveConfig{
 		Enable:   true,
-		Idle:     time.Duration(v[0]) * time.Second,
-		Interval: time.Duration(v[1]) * time.Second,
-		Count:    v[2],
+		Idle:     time.Duration(min(max(v[0], 1), maxKeepIdle)) * time.Second,
+		Interval: time.Duration(min(max(v[1], 1), maxKeepIntvl)) * time.Second,
+		Count:    min(max(v[2], 1), maxKeepCnt),
 	}, nil
 }
