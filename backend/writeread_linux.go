@@ -45,17 +45,9 @@ type writeReader struct {
 }
 
 func (w *writeReader) init(nc net.Conn) {
-	tc, ok := nc.(*net.TCPConn)
+	rc, ok := sockio.Inq(nc)
 	if !ok {
-		return
-	}
-	rc, err := tc.SyscallConn()
-	if err != nil {
-		return
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = sockio.EnableInq(fd) }); err != nil || serr != nil {
-		return // no TCP_INQ (Linux < 4.18): the ordinary write and read
+		return // TLS, or no TCP_INQ (Linux < 4.18): the ordinary write and read
 	}
 	w.rc, w.raw, w.fn = rc, nc, w.step
 }
@@ -69,8 +61,6 @@ func (w *writeReader) step(fd uintptr) bool {
 		for len(w.out) > 0 {
 			k, err := sockio.Send(fd, w.out)
 			switch {
-			case err == syscall.EINTR:
-				continue
 			case err == syscall.EAGAIN:
 				return true // the socket buffer is full: the rest the ordinary way
 			case err != nil:

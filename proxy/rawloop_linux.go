@@ -56,17 +56,9 @@ const (
 
 // initRaw puts plain TCP client connections on the raw loop.
 func (c *conn) initRaw(nc net.Conn) {
-	tc, ok := nc.(*net.TCPConn)
+	rc, ok := sockio.Inq(nc)
 	if !ok {
-		return // TLS, HTTP/2 streams, tests' pipes: net.Conn as ever
-	}
-	rc, err := tc.SyscallConn()
-	if err != nil {
-		return
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = sockio.EnableInq(fd) }); err != nil || serr != nil {
-		return // no TCP_INQ (Linux < 4.18)
+		return // TLS, HTTP/2 streams, no TCP_INQ: net.Conn as ever
 	}
 	c.raw.rc, c.raw.fn = rc, c.rawStep
 }

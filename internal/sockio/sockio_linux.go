@@ -21,6 +21,7 @@
 package sockio
 
 import (
+	"net"
 	"syscall"
 	"unsafe"
 )
@@ -37,6 +38,26 @@ const Supported = true
 // stays 1) and reads before it waits, as net.Conn does.
 func EnableInq(fd uintptr) error {
 	return syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpINQ, 1)
+}
+
+// Inq returns the RawConn of nc with TCP_INQ turned on, for reading with
+// Reader, or false when nc is not a plain TCP connection (TLS, HTTP/2
+// streams, tests' pipes) or the kernel refuses TCP_INQ: then the caller
+// keeps to net.Conn.
+func Inq(nc net.Conn) (syscall.RawConn, bool) {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return nil, false
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil, false
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = EnableInq(fd) }); err != nil || serr != nil {
+		return nil, false
+	}
+	return rc, true
 }
 
 // hdrLen is the aligned size of a cmsghdr: where a control message's

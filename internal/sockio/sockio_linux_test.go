@@ -211,3 +211,34 @@ func BenchmarkRead(b *testing.B) {
 		})
 	}
 }
+
+func TestInq(t *testing.T) {
+	ours, _ := pair(t)
+	pipe, other := net.Pipe()
+	defer pipe.Close()
+	defer other.Close()
+	for _, tc := range []struct {
+		name string
+		nc   net.Conn
+		want bool
+	}{
+		{"a plain TCP connection", ours, true},
+		{"anything else", pipe, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc, ok := Inq(tc.nc)
+			if ok != tc.want || (rc != nil) != tc.want {
+				t.Fatalf("Inq: %v, %v; want %v", rc, ok, tc.want)
+			}
+			if !ok {
+				return
+			}
+			var on int
+			var gerr error
+			rc.Control(func(fd uintptr) { on, gerr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpINQ) })
+			if gerr != nil || on != 1 {
+				t.Fatalf("TCP_INQ is %d (%v), want 1", on, gerr)
+			}
+		})
+	}
+}

@@ -5,10 +5,17 @@
 // so here nothing is supported and callers keep to net.Conn.
 package sockio
 
-import "errors"
+import (
+	"errors"
+	"net"
+	"syscall"
+)
 
 // Supported reports whether this platform has TCP_INQ.
 const Supported = false
+
+// Inq always reports false here.
+func Inq(net.Conn) (syscall.RawConn, bool) { return nil, false }
 
 // EnableInq always fails here.
 func EnableInq(uintptr) error { return errors.ErrUnsupported }
