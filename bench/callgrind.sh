@@ -51,24 +51,8 @@ fi
 "$UPSTREAM" -listen "127.0.0.1:$UP1,127.0.0.1:$UP2" -size 100 >/dev/null 2>&1 &
 PIDS+=($!)
 
-cat >"$DIR/plain.cfg" <<EOF
-Daemon 0
-LogLevel 0
-ListenHTTP
-    Address 127.0.0.1
-    Port $LPORT
-    Service "default"
-        BackEnd
-            Address 127.0.0.1
-            Port $UP1
-        End
-        BackEnd
-            Address 127.0.0.1
-            Port $UP2
-        End
-    End
-End
-EOF
+. "$HERE/peercfg.sh"
+lbd_cfg ListenHTTP "$LPORT" "$UP1" "$UP2" >"$DIR/plain.cfg"
 # rules10.sh writes plain-rules10.cfg, then runs its command (true).
 "$HERE/rules10.sh" "$DIR/plain.cfg" true
 

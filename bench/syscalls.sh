@@ -95,6 +95,7 @@ UP_PID="" PROXY_PID="" TRACER_PID=""
 
 # pids_of, stop, foreign_ticks
 . bench/proc.sh # the script runs from the repository root (cd above)
+. bench/peercfg.sh
 cpu_ticks() { # "user system" ticks (with reaped children) of a process tree
 	local p s u=0 k=0
 	for p in $(pids_of "$1"); do
@@ -124,45 +125,8 @@ wait_port "$UP2" || die "upstream did not start: $(tail -3 "$T/upstream.log")"
 
 write_cfg() { # KIND FILE PORT: the configs peers.sh writes
 	case $1 in
-	lbd) cat >"$2" <<-EOF
-		Daemon 0
-		LogLevel 0
-		ListenHTTP
-		    Address 127.0.0.1
-		    Port $3
-		    Service "default"
-		        BackEnd
-		            Address 127.0.0.1
-		            Port $UP1
-		        End
-		        BackEnd
-		            Address 127.0.0.1
-		            Port $UP2
-		        End
-		    End
-		End
-	EOF
-	;;
-	haproxy) cat >"$2" <<-EOF
-		global
-		    nbthread 1
-		    maxconn 4096
-		defaults
-		    mode http
-		    timeout connect 5s
-		    timeout client 60s
-		    timeout server 60s
-		    timeout http-keep-alive 60s
-		    http-reuse safe
-		frontend fe
-		    bind 127.0.0.1:$3
-		    default_backend be
-		backend be
-		    balance roundrobin
-		    server s1 127.0.0.1:$UP1
-		    server s2 127.0.0.1:$UP2
-	EOF
-	;;
+	lbd) lbd_cfg ListenHTTP "$3" "$UP1" "$UP2" >"$2" ;;
+	haproxy) haproxy_cfg 1 "127.0.0.1:$3" "$UP1" "$UP2" >"$2" ;;
 	esac
 }
 

@@ -64,6 +64,7 @@ UP_PID="" PROXY_PID=""
 
 # pids_of, stop, foreign_ticks
 . bench/proc.sh # the script runs from the repository root (cd above)
+. bench/peercfg.sh
 cpu_ticks() { # utime+stime (+ reaped children) of a process tree
 	local p s t=0
 	for p in $(pids_of "$1"); do
@@ -96,46 +97,8 @@ wait_port "$UP2" || die "upstream did not start"
 # --- configs ---------------------------------------------------------------------
 write_cfg() { # KIND FILE PORT
 	case $1 in
-	lbd) cat >"$2" <<-EOF
-		Daemon 0
-		LogLevel 0
-		ListenHTTPS
-		    Address 127.0.0.1
-		    Port $3
-		    Cert "$T/site.pem"
-		    Service
-		        BackEnd
-		            Address 127.0.0.1
-		            Port $UP1
-		        End
-		        BackEnd
-		            Address 127.0.0.1
-		            Port $UP2
-		        End
-		    End
-		End
-	EOF
-	;;
-	haproxy) cat >"$2" <<-EOF
-		global
-		    nbthread $THREADS
-		    maxconn 4096
-		defaults
-		    mode http
-		    timeout connect 5s
-		    timeout client 60s
-		    timeout server 60s
-		    timeout http-keep-alive 60s
-		    http-reuse safe
-		frontend fe
-		    bind 127.0.0.1:$3 ssl crt $T/site.pem alpn h2,http/1.1
-		    default_backend be
-		backend be
-		    balance roundrobin
-		    server s1 127.0.0.1:$UP1
-		    server s2 127.0.0.1:$UP2
-	EOF
-	;;
+	lbd) lbd_cfg ListenHTTPS "$3" "$UP1" "$UP2" "Cert \"$T/site.pem\"" >"$2" ;;
+	haproxy) haproxy_cfg "$THREADS" "127.0.0.1:$3 ssl crt $T/site.pem alpn h2,http/1.1" "$UP1" "$UP2" >"$2" ;;
 	esac
 }
 
