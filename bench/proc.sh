@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# proc.sh: process-tree helpers shared by the benchmark scripts (sourced;
-# they expect PROXY_PID to name the proxy under test, if any).
+# proc.sh: helpers shared by the benchmark scripts (sourced): process
+# trees (they expect PROXY_PID to name the proxy under test, if any),
+# CPU pinning, ports and the upstreams of ../shared/bench/peers.sh's setup.
 
 pids_of() { # PID and its descendants
 	ps -e -o pid=,ppid= | awk -v root="$1" '{ parent[$1] = $2 }
@@ -38,4 +39,33 @@ foreign_ticks() {
 			  if (pid == 2 || f[2] == 2 || index(mine, " " pid " ")) next
 			  t += f[12] + f[13] + f[14] + f[15] }
 			END { print t }'
+}
+
+# pin_sets: with PIN=1 and two CPUs or more, PROXY_SET and LOAD_SET are
+# the taskset prefixes that put the proxy on PROXY_CPUS and the load
+# tools and upstreams on LOAD_CPUS; otherwise PIN=0 and both are empty.
+pin_sets() {
+	if [[ $PIN == 1 ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
+		PROXY_SET="taskset -c $PROXY_CPUS" LOAD_SET="taskset -c $LOAD_CPUS"
+	else
+		PIN=0 PROXY_SET="" LOAD_SET=""
+	fi
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() { local i; for ((i = 0; i < 100; i++)); do port_open "$1" && return 0; sleep 0.1; done; return 1; }
+
+# start_upstreams DIR: builds the upstream server ($UPSTREAM_SRC) into
+# DIR and starts it on ports UP1 and UP2 with SIZE-byte bodies (UP_PID);
+# on failure it says why on stderr and returns 1.
+start_upstreams() {
+	local p
+	(cd "$UPSTREAM_SRC" && GOWORK=off GOFLAGS='' "$GO" build -o "$1/upstream" .) ||
+		{ echo "upstream build failed ($UPSTREAM_SRC)" >&2; return 1; }
+	for p in $UP1 $UP2; do
+		port_open "$p" && { echo "port $p already in use (set PORT=...)" >&2; return 1; }
+	done
+	$LOAD_SET "$1/upstream" -listen "127.0.0.1:$UP1,127.0.0.1:$UP2" -size "$SIZE" 2>"$1/upstream.log" &
+	UP_PID=$!
+	wait_port "$UP2" || { echo "upstream did not start: $(tail -3 "$1/upstream.log")" >&2; return 1; }
 }

@@ -64,11 +64,6 @@ if [[ " $TRACERS " == *" perf "* ]] && ! perf stat -e raw_syscalls:sys_enter -- 
 fi
 GO=$(command -v go || echo /usr/local/go/bin/go)
 HZ=$(getconf CLK_TCK)
-if [[ $PIN == 1 ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
-	PROXY_SET="taskset -c $PROXY_CPUS" LOAD_SET="taskset -c $LOAD_CPUS"
-else
-	PIN=0 PROXY_SET="" LOAD_SET=""
-fi
 ulimit -n 65536 2>/dev/null || true
 
 # targets: NAMES[i] kind BINS[i]
@@ -96,6 +91,7 @@ UP_PID="" PROXY_PID="" TRACER_PID=""
 # pids_of, stop, foreign_ticks
 . bench/proc.sh # the script runs from the repository root (cd above)
 . bench/peercfg.sh
+pin_sets
 cpu_ticks() { # "user system" ticks (with reaped children) of a process tree
 	local p s u=0 k=0
 	for p in $(pids_of "$1"); do
@@ -114,14 +110,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-wait_port() { local i; for ((i = 0; i < 100; i++)); do port_open "$1" && return 0; sleep 0.1; done; return 1; }
 
-(cd "$UPSTREAM_SRC" && GOWORK=off GOFLAGS='' "$GO" build -o "$T/upstream" .) || die "upstream build failed ($UPSTREAM_SRC)"
-for p in $UP1 $UP2; do port_open "$p" && die "port $p already in use (set PORT=...)"; done
-$LOAD_SET "$T/upstream" -listen "127.0.0.1:$UP1,127.0.0.1:$UP2" -size "$SIZE" 2>"$T/upstream.log" &
-UP_PID=$!
-wait_port "$UP2" || die "upstream did not start: $(tail -3 "$T/upstream.log")"
+start_upstreams "$T" || die "the upstreams did not start"
 
 write_cfg() { # KIND FILE PORT: the configs peers.sh writes
 	case $1 in

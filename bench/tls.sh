@@ -50,11 +50,6 @@ for tool in wrk h2load openssl; do command -v $tool >/dev/null || die "$tool mis
 LBD=$(realpath "$LBD")
 GO=$(command -v go || echo /usr/local/go/bin/go)
 HZ=$(getconf CLK_TCK)
-if [[ $PIN == 1 ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
-	PROXY_SET="taskset -c $PROXY_CPUS" LOAD_SET="taskset -c $LOAD_CPUS"
-else
-	PIN=0 PROXY_SET="" LOAD_SET=""
-fi
 ulimit -n 65536 2>/dev/null || true
 
 T=$(mktemp -d /tmp/tlsbench.XXXXXX) || die "mktemp failed"
@@ -65,6 +60,7 @@ UP_PID="" PROXY_PID=""
 # pids_of, stop, foreign_ticks
 . bench/proc.sh # the script runs from the repository root (cd above)
 . bench/peercfg.sh
+pin_sets
 cpu_ticks() { # utime+stime (+ reaped children) of a process tree
 	local p s t=0
 	for p in $(pids_of "$1"); do
@@ -81,18 +77,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-wait_port() { local i; for ((i = 0; i < 100; i++)); do port_open "$1" && return 0; sleep 0.1; done; return 1; }
 
 # --- certificate and upstreams ------------------------------------------------
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
 	-subj /CN=bench.test -addext subjectAltName=DNS:bench.test \
 	-keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null || die "openssl req failed"
 cat "$T/cert.pem" "$T/key.pem" >"$T/site.pem"
-(cd "$UPSTREAM_SRC" && GOWORK=off GOFLAGS='' "$GO" build -o "$T/upstream" .) || die "upstream build failed ($UPSTREAM_SRC)"
-$LOAD_SET "$T/upstream" -listen "127.0.0.1:$UP1,127.0.0.1:$UP2" -size "$SIZE" 2>"$T/upstream.log" &
-UP_PID=$!
-wait_port "$UP2" || die "upstream did not start"
+start_upstreams "$T" || die "the upstreams did not start"
 
 # --- configs ---------------------------------------------------------------------
 write_cfg() { # KIND FILE PORT
