@@ -20,6 +20,9 @@
 # Usage: bench/syscalls.sh [-h] [NAME=LBD_BINARY ...]
 #   default: lbd=bin/lbd (run `make build` first). Several lbd builds can
 #   be compared in one run: bench/syscalls.sh before=/tmp/lbd-main after=bin/lbd
+#   GLOBAL_<NAME>="LINE" puts LINE at the top of target NAME's config, so
+#   one binary can run twice with different settings:
+#   GLOBAL_nohdr="HeaderOption none" bench/syscalls.sh lbd=bin/lbd nohdr=bin/lbd
 # Environment (defaults in brackets):
 #   PEERS ["haproxy"] other proxies (haproxy only; empty: none)
 #   CONNS ["50 400"]  DURATION [5]  WARMUP [2]  REPS [1]  SIZE [100] body bytes
@@ -102,6 +105,14 @@ cpu_ticks() { # "user system" ticks (with reaped children) of a process tree
 	done
 	echo "$u $k"
 }
+# cpu_busy CPUS: "busy all" ticks of the listed CPUs (comma-separated
+# numbers) from /proc/stat, to tell a run bound by its load side (wrk and
+# the upstreams at ~100 % of their CPU) from one bound by the proxy.
+cpu_busy() {
+	awk -v list=",$1," '$1 ~ /^cpu[0-9]+$/ && index(list, "," substr($1, 4) ",") {
+			b += $2 + $3 + $4 + $7 + $8; a += $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }
+		END { print b + 0, a + 0 }' /proc/stat
+}
 cleanup() {
 	stop "$TRACER_PID"
 	stop "$PROXY_PID"
@@ -113,16 +124,16 @@ trap 'exit 130' INT TERM
 
 start_upstreams "$T" || die "the upstreams did not start"
 
-write_cfg() { # KIND FILE PORT: the configs peers.sh writes
+write_cfg() { # KIND FILE PORT GLOBALVAR: the configs peers.sh writes
 	case $1 in
-	lbd) lbd_cfg ListenHTTP "$3" "$UP1" "$UP2" >"$2" ;;
+	lbd) { [[ -n ${!4:-} ]] && printf '%s\n' "${!4}"; lbd_cfg ListenHTTP "$3" "$UP1" "$UP2"; } >"$2" ;;
 	haproxy) haproxy_cfg 1 "127.0.0.1:$3" "$UP1" "$UP2" >"$2" ;;
 	esac
 }
 
 start_proxy() { # INDEX PORT TAG [ENV...] -> PROXY_PID
 	local cfg=$T/$3.cfg
-	write_cfg "${KINDS[$1]}" "$cfg" "$2"
+	write_cfg "${KINDS[$1]}" "$cfg" "$2" "GLOBAL_${NAMES[$1]//[^A-Za-z0-9_]/_}"
 	case ${KINDS[$1]} in
 	lbd) env GOMAXPROCS=1 "${@:4}" $PROXY_SET "${BINS[$1]}" -F -f "$cfg" >"$T/$3.log" 2>&1 & ;;
 	haproxy) $PROXY_SET haproxy -db -f "$cfg" >"$T/$3.log" 2>&1 & ;;
@@ -228,20 +239,25 @@ run_one() { # REP INDEX CONNS
 	fi
 	local url=http://127.0.0.1:$port/$SIZE
 	wrk_run "$c" "$url" "$WARMUP" /dev/null
-	local f0 f1 u0 k0 u1 k1
+	local f0 f1 u0 k0 u1 k1 lb0 la0 lb1 la1 pb0 pa0 pb1 pa1
 	f0=$(foreign_ticks)
 	read -r u0 k0 <<<"$(cpu_ticks "$PROXY_PID")"
+	read -r lb0 la0 <<<"$(cpu_busy "$LOAD_CPUS")"
+	read -r pb0 pa0 <<<"$(cpu_busy "$PROXY_CPUS")"
 	wrk_run "$c" "$url" "$DURATION" "$T/$tag.wrk"
+	read -r pb1 pa1 <<<"$(cpu_busy "$PROXY_CPUS")"
+	read -r lb1 la1 <<<"$(cpu_busy "$LOAD_CPUS")"
 	read -r u1 k1 <<<"$(cpu_ticks "$PROXY_PID")"
 	f1=$(foreign_ticks)
 	read -r reqs rps p99 errs < <(wrk_stats "$T/$tag.wrk")
 	awk -v r="$rep" -v n="$name" -v c="$c" -v q="$reqs" -v rps="$rps" -v p="$p99" -v e="$errs" \
 		-v u=$((u1 - u0)) -v k=$((k1 - k0)) -v hz="$HZ" -v f=$((f1 - f0)) -v d="$DURATION" -v ncpu="$(nproc)" \
-		'BEGIN { q = q > 0 ? q : 1e100
-			printf "%s\t%s\t%s\tclean\t%s\t%s\t%s\t%.2f\t%.1f\t%.2f\t%.2f\n", r, n, c, rps, p, e, (u + k) * 1e6 / hz / q,
-			100 * f / hz / (d * ncpu), u * 1e6 / hz / q, k * 1e6 / hz / q }' >>"$TSV"
-	log "$(tail -1 "$TSV" | awk -F'\t' '{ printf "%-10s c=%-4s %8.0f req/s  p99 %6.0f us  cpu %5.2f us/req (user %.2f, system %.2f)  errors %d  other %s%%",
-		$2, $3, $5, $6, $8, $10, $11, $7, $9 }')"
+		-v lb=$((lb1 - lb0)) -v la=$((la1 - la0)) -v pb=$((pb1 - pb0)) -v pa=$((pa1 - pa0)) \
+		'BEGIN { q = q > 0 ? q : 1e100; la = la > 0 ? la : 1; pa = pa > 0 ? pa : 1
+			printf "%s\t%s\t%s\tclean\t%s\t%s\t%s\t%.2f\t%.1f\t%.2f\t%.2f\t%.1f\t%.1f\n", r, n, c, rps, p, e, (u + k) * 1e6 / hz / q,
+			100 * f / hz / (d * ncpu), u * 1e6 / hz / q, k * 1e6 / hz / q, 100 * lb / la, 100 * pb / pa }' >>"$TSV"
+	log "$(tail -1 "$TSV" | awk -F'\t' '{ printf "%-10s c=%-4s %8.0f req/s  p99 %6.0f us  cpu %5.2f us/req (user %.2f, system %.2f)  errors %d  other %s%%  busy: load %s%% proxy %s%%",
+		$2, $3, $5, $6, $8, $10, $11, $7, $9, $12, $13 }')"
 	local tr v
 	for tr in $TRACERS; do
 		v=$(traced "$tr" "$PROXY_PID" "$c" "$url" "$tag")
@@ -303,6 +319,31 @@ table() { # KIND TITLE
 				med(order[k], 10), med(order[k], 11) } }' "$TSV"
 	echo
 }
+# ratios: each lbd target against HAProxy, rep by rep (the two ran one
+# after the other, so they share the machine's phase), then the median
+# and range of those ratios: the figure to read on a noisy machine.
+ratios() {
+	echo "Against HAProxy, per rep (same rep, one after the other), then median (range) of the ratios:"
+	echo
+	echo "| target | conns | reps | p99 | CPU µs/req | req/s |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	awk -F'\t' '
+		function stat(list,   n, i, j, t, a, m) {
+			n = split(substr(list, 2), a, " ")
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			m = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+			return sprintf("%.2f (%.2f–%.2f)", m, a[1], a[n]) }
+		$4 != "clean" { next }
+		{ p99[$1, $2, $3] = $6; cpu[$1, $2, $3] = $8; rps[$1, $2, $3] = $5
+		  if ($2 != "haproxy" && !(($2, $3) in seen)) { seen[$2, $3] = 1; order[++nk] = $2 SUBSEP $3 } }
+		END { for (k = 1; k <= nk; k++) { split(order[k], f, SUBSEP); lp = lc = lr = ""; n = 0
+			for (r = 1; (r, f[1], f[2]) in p99 || (r, "haproxy", f[2]) in p99; r++) {
+				if (!((r, f[1], f[2]) in p99) || !((r, "haproxy", f[2]) in p99) || p99[r, "haproxy", f[2]] <= 0) continue
+				n++; lp = lp " " p99[r, f[1], f[2]] / p99[r, "haproxy", f[2]]
+				lc = lc " " cpu[r, f[1], f[2]] / cpu[r, "haproxy", f[2]]; lr = lr " " rps[r, f[1], f[2]] / rps[r, "haproxy", f[2]] }
+			if (n) printf "| %s | %s | %d | %s | %s | %s |\n", f[1], f[2], n, stat(lp), stat(lc), stat(lr) } }' "$TSV"
+	echo
+}
 {
 	echo "Syscalls per request, HTTP/1.1 keep-alive, ${SIZE} B bodies, wrk -t1, ${DURATION}s runs, median of $REPS;" \
 		"proxy on CPU $PROXY_CPUS with 1 worker, wrk+upstreams on CPU $LOAD_CPUS (pin=$PIN); $(nproc) CPUs;" \
@@ -310,8 +351,10 @@ table() { # KIND TITLE
 	echo
 	echo "Other % = CPU used meanwhile by processes not started here, plus steal (% of all CPUs): above ~5 the run was disturbed."
 	echo
-	echo "| target | conns | req/s | p99 ms | CPU µs/req | user | system | errors | req/s spread | p99 spread | other % |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "Busy % = how busy the load CPU (wrk and the upstreams) and the proxy's CPU were: near 100 on the load side, the run measures the load side's queue as much as the proxy."
+	echo
+	echo "| target | conns | req/s | p99 ms | CPU µs/req | user | system | errors | req/s spread | p99 spread | other % | load busy % | proxy busy % |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' '
 		function med(key, col,   n, i, j, t, a) {
 			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
@@ -321,12 +364,13 @@ table() { # KIND TITLE
 		function spread(key, col,   m) { m = med(key, col); return cnt[key] > 1 && m > 0 ? sprintf("±%.0f%%", 50 * (hi - lo) / m) : "-" }
 		$4 != "clean" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
-		  n = ++cnt[key]; for (m = 5; m <= 11; m++) v[key, m, n] = $m; errs[key] += $7 }
+		  n = ++cnt[key]; for (m = 5; m <= 13; m++) v[key, m, n] = $m; errs[key] += $7 }
 		END { for (k = 1; k <= nk; k++) { split(order[k], f, SUBSEP)
-			printf "| %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %s | %s | %.1f |\n", f[2], f[1], med(order[k], 5),
+			printf "| %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %s | %s | %.1f | %.1f | %.1f |\n", f[2], f[1], med(order[k], 5),
 				med(order[k], 6) / 1e3, med(order[k], 8), med(order[k], 10), med(order[k], 11), errs[order[k]],
-				spread(order[k], 5), spread(order[k], 6), med(order[k], 9) } }' "$TSV"
+				spread(order[k], 5), spread(order[k], 6), med(order[k], 9), med(order[k], 12), med(order[k], 13) } }' "$TSV"
 	echo
+	[[ " ${NAMES[*]} " == *" haproxy "* ]] && ratios
 	[[ " $TRACERS " == *" perf "* ]] && table perf "Counted by perf stat (syscall tracepoints; the proxy runs at nearly full speed):"
 	[[ " $TRACERS " == *" strace "* ]] && table strace "Counted by strace -c -f -p PID (every call stops the proxy; slower, so peers have answered more often):"
 } >"$T/table.md"
