@@ -86,9 +86,10 @@ func bindRaw(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
 		os.Remove(addr)
 		return net.Listen("unix", addr)
 	}
-	// Keep-alive with the kernel's timing, as Pound (inherited sockets:
-	// kernelKeepAlive).
-	lc := net.ListenConfig{KeepAliveConfig: sockio.KeepAlive}
+	// Keep-alive with the kernel's timing, as Pound, set once on the
+	// listening socket: accepted connections inherit it (inherited
+	// sockets: kernelKeepAlive).
+	lc := net.ListenConfig{KeepAlive: -1, Control: sockio.ListenKeepAlive}
 	return lc.Listen(context.Background(), "tcp", addr)
 }
 
