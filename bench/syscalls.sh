@@ -29,6 +29,8 @@
 #   TRACERS ["perf strace"] which counted runs to make (clean always runs)
 #   PIN [1] proxy on CPU $PROXY_CPUS [1], wrk+upstreams on $LOAD_CPUS [0]
 #   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
+#   UPSTREAM [go] the upstreams: go (../shared/bench/upstream, as peers.sh)
+#                or nginx (one worker; cheaper, so the proxy sets the pace)
 #   OUT_MD also write the tables there;  OUT_TSV raw rows;  KEEP=1 keep scratch
 #   PROFILE=DIR  in the first rep, one more run of each lbd, started afresh,
 #                with its CPU profile in DIR/NAME-cCONNS-r1.prof
@@ -57,6 +59,8 @@ UPSTREAM_SRC=${UPSTREAM_SRC:-../shared/bench/upstream}
 log() { printf 'syscalls: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 command -v wrk >/dev/null || die "wrk missing (apt-get install wrk)"
+[[ ${UPSTREAM:-go} == go ]] || [[ $UPSTREAM == nginx ]] || die "UPSTREAM is go or nginx"
+[[ ${UPSTREAM:-go} != nginx ]] || command -v nginx >/dev/null || die "nginx missing (apt-get install nginx-light)"
 if [[ " $TRACERS " == *" strace "* ]] && ! command -v strace >/dev/null; then
 	log "strace missing (apt-get install strace): strace runs skipped"
 	TRACERS=${TRACERS//strace/}
@@ -346,7 +350,7 @@ ratios() {
 }
 {
 	echo "Syscalls per request, HTTP/1.1 keep-alive, ${SIZE} B bodies, wrk -t1, ${DURATION}s runs, median of $REPS;" \
-		"proxy on CPU $PROXY_CPUS with 1 worker, wrk+upstreams on CPU $LOAD_CPUS (pin=$PIN); $(nproc) CPUs;" \
+		"proxy on CPU $PROXY_CPUS with 1 worker, wrk+upstreams (${UPSTREAM:-go}) on CPU $LOAD_CPUS (pin=$PIN); $(nproc) CPUs;" \
 		"$(haproxy -v 2>/dev/null | head -1 | cut -d' ' -f1-3)"
 	echo
 	echo "Other % = CPU used meanwhile by processes not started here, plus steal (% of all CPUs): above ~5 the run was disturbed."
