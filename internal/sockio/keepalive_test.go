@@ -1,7 +1,6 @@
 package sockio
 
 import (
-	"context"
 	"net"
 	"syscall"
 	"testing"
@@ -16,44 +15,23 @@ func TestListenKeepAlive(t *testing.T) {
 	cases := []struct {
 		name    string
 		control func(string, string, syscall.RawConn) error
-		want    int
+		want    bool
 	}{
-		{name: "inherited from the listener", control: ListenKeepAlive, want: 1},
-		{name: "listener without it", control: nil, want: 0},
+		{name: "inherited from the listener", control: ListenKeepAlive, want: true},
+		{name: "listener without it", control: nil, want: false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			lc := net.ListenConfig{KeepAlive: -1, Control: tc.control}
-			ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			client, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			c, err := ln.Accept()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			rc, err := c.(*net.TCPConn).SyscallConn()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, gerr := -1, error(nil)
-			if err := rc.Control(func(fd uintptr) {
+			accepted, _ := pairWith(t, net.ListenConfig{KeepAlive: -1, Control: tc.control})
+			got, gerr := 0, error(nil)
+			control(t, accepted, func(fd uintptr) {
 				got, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_KEEPALIVE)
-			}); err != nil {
-				t.Fatal(err)
-			}
+			})
 			if gerr != nil {
 				t.Fatal(gerr)
 			}
-			if (got != 0) != (tc.want != 0) {
-				t.Errorf("SO_KEEPALIVE on the accepted connection = %d, want %d", got, tc.want)
+			if (got != 0) != tc.want {
+				t.Errorf("SO_KEEPALIVE on the accepted connection = %d, want on: %v", got, tc.want)
 			}
 		})
 	}
