@@ -5,6 +5,8 @@ package backend
 import (
 	"net"
 	"syscall"
+
+	"lbd/internal/sockio"
 )
 
 // peeker asks the kernel, without blocking and without consuming anything,
@@ -37,7 +39,7 @@ func (p *peeker) init(nc net.Conn) {
 // exchange left behind (long past for a conn idle this long) must not
 // make a healthy conn look broken.
 func (p *peeker) do(fd uintptr) {
-	_, _, p.err = syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	_, p.err = sockio.Peek(fd, p.buf[:])
 }
 
 // idleOK reports whether the idle conn still looks usable. Only "would

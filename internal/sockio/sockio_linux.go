@@ -125,3 +125,24 @@ func Send(fd uintptr, p []byte) (int, error) {
 		return 0, e
 	}
 }
+
+// Peek looks at what is waiting in the non-blocking socket fd without
+// consuming it (recvfrom with MSG_PEEK and MSG_DONTWAIT): EAGAIN when
+// nothing is, otherwise the bytes it copied into p (0 at the end of the
+// stream). EINTR is retried. Like Read and Send it is a RawSyscall: no
+// entersyscall, which would also wake Go's sysmon from its deep sleep
+// when the process had been idle, and a woken sysmon then polls every
+// 20 µs for a while on the proxy's CPU (bench/RESULTS.md §16.9).
+func Peek(fd uintptr, p []byte) (int, error) {
+	for {
+		k, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
+			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		switch e {
+		case 0:
+			return int(k), nil
+		case syscall.EINTR:
+			continue
+		}
+		return 0, e
+	}
+}

@@ -30,3 +30,11 @@ func (r *Reader) Read(uintptr, []byte) (n, inq int, err error) {
 
 // Send always fails here.
 func Send(uintptr, []byte) (int, error) { return 0, errors.ErrUnsupported }
+
+// Peek looks at what is waiting in fd without consuming it or blocking:
+// EAGAIN when nothing is, otherwise the bytes copied into p (0 at the end
+// of the stream).
+func Peek(fd uintptr, p []byte) (int, error) {
+	n, _, err := syscall.Recvfrom(int(fd), p, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return n, err
+}
