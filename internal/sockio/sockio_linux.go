@@ -113,17 +113,7 @@ func (r *Reader) Read(fd uintptr, p []byte) (n, inq int, err error) {
 // the socket's buffer. It never raises SIGPIPE (MSG_NOSIGNAL): a peer
 // that left is EPIPE, as with net.Conn. EINTR is retried.
 func Send(fd uintptr, p []byte) (int, error) {
-	for {
-		k, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
-			syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
-		switch e {
-		case 0:
-			return int(k), nil
-		case syscall.EINTR:
-			continue
-		}
-		return 0, e
-	}
+	return bufCall(syscall.SYS_SENDTO, fd, p, syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL)
 }
 
 // Peek looks at what is waiting in the non-blocking socket fd without
@@ -134,9 +124,15 @@ func Send(fd uintptr, p []byte) (int, error) {
 // when the process had been idle, and a woken sysmon then polls every
 // 20 µs for a while on the proxy's CPU (bench/RESULTS.md §16.9).
 func Peek(fd uintptr, p []byte) (int, error) {
+	return bufCall(syscall.SYS_RECVFROM, fd, p, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+}
+
+// bufCall makes trap(fd, p, len(p), flags, NULL, 0), sendto's and
+// recvfrom's shape, as a RawSyscall, retrying EINTR; flags must include
+// MSG_DONTWAIT, since the call holds the P.
+func bufCall(trap, fd uintptr, p []byte, flags uintptr) (int, error) {
 	for {
-		k, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
-			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		k, _, e := syscall.RawSyscall6(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), flags, 0, 0)
 		switch e {
 		case 0:
 			return int(k), nil
