@@ -30,7 +30,7 @@
 #   PIN [1] proxy on CPU $PROXY_CPUS [1], wrk+upstreams on $LOAD_CPUS [0]
 #   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
 #   UPSTREAM [go] the upstreams: go (../shared/bench/upstream, as peers.sh)
-#                or nginx (one worker; cheaper, so the proxy sets the pace)
+#                or nginx (one worker: another upstream, same load CPU)
 #   OUT_MD also write the tables there;  OUT_TSV raw rows;  KEEP=1 keep scratch
 #   PROFILE=DIR  in the first rep, one more run of each lbd, started afresh,
 #                with its CPU profile in DIR/NAME-cCONNS-r1.prof
@@ -304,16 +304,22 @@ for ((rep = 1; rep <= REPS; rep++)); do
 done
 
 # report: medians over reps, per (target, conns, kind)
+# MEDIAN_AWK: median(a, n) sorts a[1..n] as numbers and returns their
+# median, leaving the smallest and largest in lo and hi.
+MEDIAN_AWK='
+	function median(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		lo = a[1]; hi = a[n]
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }'
 table() { # KIND TITLE
 	echo "$2"
 	echo
 	echo "| target | conns | read | of which EAGAIN | write | epoll_wait | futex | other | **total** |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-	awk -F'\t' -v kind="$1" '
-		function med(key, col,   n, i, j, t, a) {
+	awk -F'\t' -v kind="$1" "$MEDIAN_AWK"'
+		function med(key, col,   n, i, a) {
 			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
-			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+			return median(a, n) }
 		$4 != kind || $5 == "" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
 		  n = ++cnt[key]; for (m = 5; m <= 11; m++) v[key, m, n] = $m }
@@ -331,12 +337,11 @@ ratios() {
 	echo
 	echo "| target | conns | reps | p99 | CPU µs/req | req/s |"
 	echo "|---|---:|---:|---:|---:|---:|"
-	awk -F'\t' '
-		function stat(list,   n, i, j, t, a, m) {
+	awk -F'\t' "$MEDIAN_AWK"'
+		function stat(list,   n, a, m) {
 			n = split(substr(list, 2), a, " ")
-			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-			m = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-			return sprintf("%.2f (%.2f–%.2f)", m, a[1], a[n]) }
+			m = median(a, n)
+			return sprintf("%.2f (%.2f–%.2f)", m, lo, hi) }
 		$4 != "clean" { next }
 		{ p99[$1, $2, $3] = $6; cpu[$1, $2, $3] = $8; rps[$1, $2, $3] = $5
 		  if ($2 != "haproxy" && !(($2, $3) in seen)) { seen[$2, $3] = 1; order[++nk] = $2 SUBSEP $3 } }
@@ -359,12 +364,10 @@ ratios() {
 	echo
 	echo "| target | conns | req/s | p99 ms | CPU µs/req | user | system | errors | req/s spread | p99 spread | other % | load busy % | proxy busy % |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-	awk -F'\t' '
-		function med(key, col,   n, i, j, t, a) {
+	awk -F'\t' "$MEDIAN_AWK"'
+		function med(key, col,   n, i, a) {
 			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
-			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-			lo = a[1]; hi = a[n]
-			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+			return median(a, n) }
 		function spread(key, col,   m) { m = med(key, col); return cnt[key] > 1 && m > 0 ? sprintf("±%.0f%%", 50 * (hi - lo) / m) : "-" }
 		$4 != "clean" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
