@@ -1,7 +1,7 @@
 // Package sockio reads a non-blocking TCP socket with recvmsg(2) and
 // TCP_INQ, so that the read that returns data also says whether anything
-// is left behind: more bytes, or the peer's FIN; and writes one with
-// sendto(2).
+// is left behind: more bytes, or the peer's FIN; writes one with
+// sendto(2); and peeks into an idle one with recvfrom(2) and MSG_PEEK.
 //
 // That answer is what lets a caller wait for readability instead of
 // reading again, with Go's edge-triggered netpoller: after a read that
@@ -10,7 +10,7 @@
 // FIN that came with the data is consumed by that read without a trace,
 // and the next read returns 0 at once, with no edge to wait for.
 //
-// Both calls pass MSG_DONTWAIT, so they cannot block whatever the socket's
+// All three pass MSG_DONTWAIT, so they cannot block whatever the socket's
 // mode, and are made with RawSyscall: the runtime's entersyscall and
 // exitsyscall exist so that a call that blocks can hand its P to another
 // thread, and a call that cannot block does not need them. Skipping them,
