@@ -45,7 +45,7 @@ type writeReader struct {
 }
 
 func (w *writeReader) init(nc net.Conn) {
-	rc, ok := sockio.Inq(nc)
+	rc, ok := sockio.Inq(nc, false) // dialled: nothing to inherit
 	if !ok {
 		return // TLS, or no TCP_INQ (Linux < 4.18): the ordinary write and read
 	}

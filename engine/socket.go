@@ -86,10 +86,16 @@ func bindRaw(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
 		os.Remove(addr)
 		return net.Listen("unix", addr)
 	}
-	// Keep-alive with the kernel's timing, as Pound, set once on the
-	// listening socket: accepted connections inherit it (inherited
-	// sockets: kernelKeepAlive).
-	lc := net.ListenConfig{KeepAlive: -1, Control: sockio.ListenKeepAlive}
+	// Keep-alive with the kernel's timing, as Pound, and TCP_INQ, set once
+	// on the listening socket: accepted connections inherit them
+	// (inherited sockets: kernelKeepAlive and sockio.InheritsInq).
+	lc := net.ListenConfig{KeepAlive: -1, Control: sockio.ListenControl}
+	// Plain TCP, as Pound and HAProxy listen, not Go's default MPTCP: an
+	// MPTCP client's connection would be an MPTCP socket, which the raw
+	// loop's TCP_INQ reads and splice were never tested on, and the TCP
+	// options set on a listener reach accepted connections only on a TCP
+	// one.
+	lc.SetMultipathTCP(false)
 	return lc.Listen(context.Background(), "tcp", addr)
 }
 

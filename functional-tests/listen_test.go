@@ -1,6 +1,7 @@
 package functionaltests
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -155,5 +156,57 @@ func TestClientTimeoutClosesIdleConnection(t *testing.T) {
 	n, err := c.Read(buf)
 	if err == nil || (err != nil && strings.Contains(err.Error(), "timeout")) {
 		t.Fatalf("connection not closed by the Client timeout: n=%d err=%v", n, err)
+	}
+}
+
+// TestListenerIsPlainTCP: lbd listens with plain TCP, as Pound and
+// HAProxy do, not with Go's default MPTCP, so a client that offers MPTCP
+// gets an ordinary TCP connection, the kind the raw loop, splice and the
+// options lbd sets on its listeners are written for.
+func TestListenerIsPlainTCP(t *testing.T) {
+	var d net.Dialer
+	d.SetMultipathTCP(true)
+	// The control: on this kernel an MPTCP listener and this dialer do
+	// speak MPTCP, or there is nothing to tell apart.
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(true)
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	ctl, err := d.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl.Close()
+	if on, err := ctl.(*net.TCPConn).MultipathTCP(); err != nil || !on {
+		t.Skipf("this kernel does not speak MPTCP on loopback (net.mptcp.enabled): %v", err)
+	}
+
+	b := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	p := startLBD(t, plainConfig(10, 10, b))
+	c, err := d.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if on, err := c.(*net.TCPConn).MultipathTCP(); err != nil || on {
+		t.Fatalf("the connection to lbd is MPTCP (%v, %v), want plain TCP", on, err)
+	}
+	c.SetReadDeadline(time.Now().Add(4 * time.Second))
+	fmt.Fprintf(c, "GET /mp HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 || !strings.HasPrefix(string(body), "one GET /mp") {
+		t.Fatalf("%d %q %v", resp.StatusCode, body, err)
 	}
 }

@@ -56,7 +56,7 @@ const (
 
 // initRaw puts plain TCP client connections on the raw loop.
 func (c *conn) initRaw(nc net.Conn) {
-	rc, ok := sockio.Inq(nc)
+	rc, ok := sockio.Inq(nc, c.srv.inqListener.Load())
 	if !ok {
 		return // TLS, HTTP/2 streams, no TCP_INQ: net.Conn as ever
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"lbd/backend"
+	"lbd/balancer"
 )
 
 // rawServer serves st over loopback with one backend at beAddr; the
@@ -29,6 +30,14 @@ func rawServer(t *testing.T, beAddr string, client, timeout time.Duration) (*Ser
 func rawServerBackend(t *testing.T, beAddr string, client, timeout time.Duration) (*Server, string, *backend.Backend) {
 	t.Helper()
 	srv, ln, b, algo := serveOneBackend(t, beAddr, client, timeout)
+	serveTest(t, srv, ln, b, algo)
+	return srv, ln.Addr().String(), b
+}
+
+// serveTest serves ln until the test ends, then closes the server and
+// waits for its connections, and lets the backend's go.
+func serveTest(t *testing.T, srv *Server, ln net.Listener, b *backend.Backend, algo *balancer.Balancer) {
+	t.Helper()
 	done := make(chan struct{})
 	go func() { srv.Serve(ln); close(done) }()
 	t.Cleanup(func() {
@@ -38,7 +47,6 @@ func rawServerBackend(t *testing.T, beAddr string, client, timeout time.Duration
 		algo.Close()
 		b.CloseIdle()
 	})
-	return srv, ln.Addr().String(), b
 }
 
 // waitNoConns waits (bounded) until every client connection has ended.

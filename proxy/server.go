@@ -21,6 +21,7 @@ import (
 
 	"lbd/config"
 	"lbd/http1"
+	"lbd/internal/sockio"
 	"lbd/rules"
 	"lbd/service"
 )
@@ -105,6 +106,9 @@ type Server struct {
 	// "Connection: close") instead of being closed under a client that
 	// may be sending it.
 	handover atomic.Bool
+	// inqListener: the connections Serve's listener accepts start with
+	// TCP_INQ on (sockio.InheritsInq; rawloop_linux.go).
+	inqListener atomic.Bool
 
 	Active atomic.Int64 // open client connections
 	// generated counts the 3xx, 4xx and 5xx replies lbd wrote itself
@@ -157,6 +161,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		return ErrServerClosed
 	}
 	s.ln = ln
+	s.inqListener.Store(sockio.InheritsInq(ln))
 	loop := make(chan struct{})
 	s.loop = loop
 	s.mu.Unlock()

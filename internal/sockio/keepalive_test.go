@@ -6,18 +6,18 @@ import (
 	"testing"
 )
 
-// TestListenKeepAlive: connections accepted on a listener made with
-// ListenKeepAlive have SO_KEEPALIVE on although Go is told to leave
+// TestListenControl: connections accepted on a listener made with
+// ListenControl have SO_KEEPALIVE on although Go is told to leave
 // keep-alive alone (KeepAlive -1): the kernel copied it from the listener.
 // Without the Control function the same listener gives connections
 // without it, so the option does not come from anywhere else.
-func TestListenKeepAlive(t *testing.T) {
+func TestListenControl(t *testing.T) {
 	cases := []struct {
 		name    string
 		control func(string, string, syscall.RawConn) error
 		want    bool
 	}{
-		{name: "inherited from the listener", control: ListenKeepAlive, want: true},
+		{name: "inherited from the listener", control: ListenControl, want: true},
 		{name: "listener without it", control: nil, want: false},
 	}
 	for _, tc := range cases {

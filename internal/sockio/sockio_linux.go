@@ -40,11 +40,43 @@ func EnableInq(fd uintptr) error {
 	return syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpINQ, 1)
 }
 
+// InheritsInq reports whether the connections ln accepts start with
+// TCP_INQ on, so that Inq needs no setsockopt of its own for them: one
+// system call less per accepted connection. Linux copies a TCP listener's
+// options into each connection it accepts (the new socket is a clone of
+// the listener's), so that is so when ln is a plain TCP listener with
+// TCP_INQ on, set before it listened (ListenControl): set any later, the
+// connections already queued would lack it, which is why it is only read
+// here. Not for an MPTCP listener (Go's default since 1.24; one inherited
+// from an older lbd): it keeps TCP_INQ to itself, and the plain TCP
+// connections it accepts from ordinary clients start without it.
+func InheritsInq(ln net.Listener) bool {
+	sc, ok := ln.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var proto, on int
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		if proto, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_PROTOCOL); serr == nil {
+			on, serr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpINQ)
+		}
+	})
+	return err == nil && serr == nil && proto == syscall.IPPROTO_TCP && on == 1
+}
+
 // Inq returns the RawConn of nc with TCP_INQ turned on, for reading with
 // Reader, or false when nc is not a plain TCP connection (TLS, HTTP/2
 // streams, tests' pipes) or the kernel refuses TCP_INQ: then the caller
-// keeps to net.Conn.
-func Inq(nc net.Conn) (syscall.RawConn, bool) {
+// keeps to net.Conn. inherited says nc came from a listener for which
+// InheritsInq is true, so TCP_INQ is on already.
+func Inq(nc net.Conn, inherited bool) (syscall.RawConn, bool) {
 	tc, ok := nc.(*net.TCPConn)
 	if !ok {
 		return nil, false
@@ -52,6 +84,9 @@ func Inq(nc net.Conn) (syscall.RawConn, bool) {
 	rc, err := tc.SyscallConn()
 	if err != nil {
 		return nil, false
+	}
+	if inherited {
+		return rc, true
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) { serr = EnableInq(fd) }); err != nil || serr != nil {

@@ -194,7 +194,7 @@ func TestInq(t *testing.T) {
 		{"anything else", pipe, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc, ok := Inq(tc.nc)
+			rc, ok := Inq(tc.nc, false)
 			if ok != tc.want || (rc != nil) != tc.want {
 				t.Fatalf("Inq: %v, %v; want %v", rc, ok, tc.want)
 			}

@@ -14,8 +14,11 @@ import (
 // Supported reports whether this platform has TCP_INQ.
 const Supported = false
 
+// InheritsInq always reports false here.
+func InheritsInq(net.Listener) bool { return false }
+
 // Inq always reports false here.
-func Inq(net.Conn) (syscall.RawConn, bool) { return nil, false }
+func Inq(net.Conn, bool) (syscall.RawConn, bool) { return nil, false }
 
 // EnableInq always fails here.
 func EnableInq(uintptr) error { return errors.ErrUnsupported }
