@@ -26,7 +26,11 @@
 # Environment (defaults in brackets):
 #   PEERS ["haproxy"] other proxies (haproxy only; empty: none)
 #   CONNS ["50 400"]  DURATION [5]  WARMUP [2]  REPS [1]  SIZE [100] body bytes
-#   TRACERS ["perf strace"] which counted runs to make (clean always runs)
+#   TRACERS ["perf strace"] which counted runs to make (clean always runs);
+#           "sched" adds one recording context switches (perf record),
+#           read for the proxy's CPU (needs PIN=1): CPU time other tasks
+#           took there, and how long they kept the proxy off it at a
+#           stretch (RESULTS §16.11)
 #   PIN [1] proxy on CPU $PROXY_CPUS [1], wrk+upstreams on $LOAD_CPUS [0]
 #   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
 #   UPSTREAM [go] the upstreams: go (../shared/bench/upstream, as peers.sh)
@@ -68,6 +72,10 @@ fi
 if [[ " $TRACERS " == *" perf "* ]] && ! perf stat -e raw_syscalls:sys_enter -- true >/dev/null 2>&1; then
 	log "perf cannot count syscall tracepoints here: perf runs skipped"
 	TRACERS=${TRACERS//perf/}
+fi
+if [[ " $TRACERS " == *" sched "* ]] && { [[ $PIN != 1 ]] || ! perf record -e sched:sched_switch -o /dev/null -- true >/dev/null 2>&1; }; then
+	log "perf cannot record sched_switch here (or PIN=0): sched runs skipped"
+	TRACERS=${TRACERS//sched/}
 fi
 GO=$(command -v go || echo /usr/local/go/bin/go)
 HZ=$(getconf CLK_TCK)
@@ -213,6 +221,20 @@ traced() {
 	perf) timeout -s INT -k 5 $((DURATION + 40)) perf stat -x, -o "$out" "${PERF_EVENTS[@]}" -p "$pid" \
 		2>"$out.err" & ;;
 	strace) timeout -s INT -k 5 $((DURATION + 40)) strace -c -f -p "$pid" -o "$out" 2>"$out.err" & ;;
+	sched) # over the middle of the wrk run; perf itself on the load side
+		wrk_run "$3" "$4" "$DURATION" "$T/$5.$1.wrk" &
+		local wrk_pid=$!
+		sleep 1
+		# (perf sched record leaves out switches away from idle here)
+		timeout -k 5 $((DURATION + 40)) $LOAD_SET perf record -e sched:sched_switch -a \
+			-o "$out.data" -- sleep $((DURATION > 3 ? DURATION - 2 : 1)) \
+			>/dev/null 2>"$out.err"
+		wait "$wrk_pid"
+		local p99
+		read -r _ _ p99 _ < <(wrk_stats "$T/$5.$1.wrk")
+		echo "$p99 $(sched_stats "$out.data" "$pid")"
+		[[ ${KEEP:-0} == 1 ]] || rm -f "$out.data"
+		return ;;
 	esac
 	TRACER_PID=$!
 	# attached once strace reports it (every thread), or after 1 s for perf
@@ -229,6 +251,29 @@ traced() {
 	local reqs
 	read -r reqs _ < <(wrk_stats "$T/$5.$1.wrk")
 	echo "$reqs $(counts_"$tracer" "$out")"
+}
+
+# sched_stats DATA PID: from the context switches of the proxy's CPU
+# (the proxy still running): "other_ms_per_s longest_stretch_ms
+# stretches_over_0.5ms_per_s". "Other" is any task but the proxy's
+# threads and the idle task running there (kernel threads, the VM's
+# agent...); a stretch is their time between two runs of the proxy: how
+# long they kept it off its CPU. (How long the proxy waits after a
+# wake-up is not read here: Go's sysmon thread, woken by its timer, waits
+# for the thread serving requests, which would count as the proxy's.)
+sched_stats() {
+	perf script -i "$1" -F cpu,time,event,trace 2>/dev/null | awk -v cpu="[$(printf '%03d' "$PROXY_CPUS")]" \
+		-v tids=" $(ls "/proc/$2/task" | tr '\n' ' ') " '
+		function val(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+		function ours(p) { return index(tids, " " p " ") > 0 }
+		{ t = $2 + 0; if (!t0) t0 = t; t1 = t }
+		$3 != "sched:sched_switch:" || $1 != cpu { next }
+		{ prev = val("prev_pid"); nxt = val("next_pid")
+		  if (last && prev != 0 && !ours(prev)) { r = (t - last) * 1000; other += r; streak += r }
+		  last = t
+		  if (ours(nxt)) { if (streak > smax) smax = streak; if (streak > 0.5) long++; streak = 0 } }
+		END { s = t1 - t0 > 0 ? t1 - t0 : 1
+		  printf "%.2f %.3f %.2f\n", other / s, smax, long / s }'
 }
 
 run_one() { # REP INDEX CONNS
@@ -265,6 +310,11 @@ run_one() { # REP INDEX CONNS
 	local tr v
 	for tr in $TRACERS; do
 		v=$(traced "$tr" "$PROXY_PID" "$c" "$url" "$tag")
+		if [[ $tr == sched ]]; then
+			printf '%s\t%s\t%s\tsched\t%s\n' "$rep" "$name" "$c" "${v// /$'\t'}" >>"$TSV"
+			log "$(tail -1 "$TSV" | awk -F'\t' '{ printf "%-10s c=%-4s sched  p99 %s us; on its CPU others ran %s ms/s, the longest stretch %s ms, %s/s over 0.5 ms", $2, $3, $5, $6, $7, $8 }')"
+			continue
+		fi
 		awk -v r="$rep" -v n="$name" -v c="$c" -v tr="$tr" -v v="$v" 'BEGIN { split(v, f, " "); q = f[1]
 			if (q <= 0) { printf "%s\t%s\t%s\t%s\n", r, n, c, tr; exit }
 			printf "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", r, n, c, tr,
@@ -329,6 +379,23 @@ table() { # KIND TITLE
 				med(order[k], 10), med(order[k], 11) } }' "$TSV"
 	echo
 }
+sched_table() {
+	echo "The proxy's CPU over the middle of a wrk run (perf record of context switches; median of $REPS): CPU time other tasks took there, and the stretches they kept the proxy off it:"
+	echo
+	echo "| target | conns | p99 ms (this run) | others ms/s | longest stretch ms | stretches > 0.5 ms /s |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	awk -F'\t' "$MEDIAN_AWK"'
+		function med(key, col,   n, i, a) {
+			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
+			return median(a, n) }
+		$4 != "sched" || $5 == "" { next }
+		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
+		  n = ++cnt[key]; for (m = 5; m <= 8; m++) v[key, m, n] = $m }
+		END { for (k = 1; k <= nk; k++) { split(order[k], f, SUBSEP)
+			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f |\n", f[2], f[1], med(order[k], 5) / 1e3,
+				med(order[k], 6), med(order[k], 7), med(order[k], 8) } }' "$TSV"
+	echo
+}
 # ratios: each lbd target against HAProxy, rep by rep (the two ran one
 # after the other, so they share the machine's phase), then the median
 # and range of those ratios: the figure to read on a noisy machine.
@@ -379,6 +446,7 @@ ratios() {
 	echo
 	[[ " ${NAMES[*]} " == *" haproxy "* ]] && ratios
 	[[ " $TRACERS " == *" perf "* ]] && table perf "Counted by perf stat (syscall tracepoints; the proxy runs at nearly full speed):"
+	[[ " $TRACERS " == *" sched "* ]] && sched_table
 	[[ " $TRACERS " == *" strace "* ]] && table strace "Counted by strace -c -f -p PID (every call stops the proxy; slower, so peers have answered more often):"
 } >"$T/table.md"
 echo
