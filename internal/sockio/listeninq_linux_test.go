@@ -19,11 +19,13 @@ import (
 func TestInheritsInq(t *testing.T) {
 	cases := []struct {
 		name    string
-		mptcp   bool // the listener asks for MPTCP
+		addr    string // "" is 127.0.0.1:0
+		mptcp   bool   // the listener asks for MPTCP
 		control func(string, string, syscall.RawConn) error
 		want    bool // InheritsInq must report true
 	}{
 		{name: "TCP listener made with ListenControl", control: ListenControl, want: true},
+		{name: "IPv6 TCP listener made with ListenControl", addr: "[::1]:0", control: ListenControl, want: true},
 		{name: "TCP listener without it"},
 		{name: "MPTCP listener made with ListenControl", mptcp: true, control: ListenControl},
 	}
@@ -31,7 +33,14 @@ func TestInheritsInq(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lc := net.ListenConfig{Control: tc.control}
 			lc.SetMultipathTCP(tc.mptcp)
-			ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+			addr := tc.addr
+			if addr == "" {
+				addr = "127.0.0.1:0"
+			}
+			ln, err := lc.Listen(context.Background(), "tcp", addr)
+			if err != nil && tc.addr != "" {
+				t.Skipf("no IPv6 loopback here: %v", err)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
