@@ -30,7 +30,8 @@
 #           "sched" adds one recording context switches (perf record),
 #           read for the proxy's CPU (needs PIN=1): CPU time other tasks
 #           took there, and how long they kept the proxy off it at a
-#           stretch (RESULTS §16.11)
+#           stretch; and the load CPU's context switches per request
+#           (RESULTS §16.11)
 #   PIN [1] proxy on CPU $PROXY_CPUS [1], wrk+upstreams on $LOAD_CPUS [0]
 #   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
 #   UPSTREAM [go] the upstreams: go (../shared/bench/upstream, as peers.sh)
@@ -230,9 +231,9 @@ traced() {
 			-o "$out.data" -- sleep $((DURATION > 3 ? DURATION - 2 : 1)) \
 			>/dev/null 2>"$out.err"
 		wait "$wrk_pid"
-		local p99
-		read -r _ _ p99 _ < <(wrk_stats "$T/$5.$1.wrk")
-		echo "$p99 $(sched_stats "$out.data" "$pid")"
+		local p99 rps
+		read -r _ rps p99 _ < <(wrk_stats "$T/$5.$1.wrk")
+		echo "$p99 $(sched_stats "$out.data" "$pid" "$rps")"
 		[[ ${KEEP:-0} == 1 ]] || rm -f "$out.data"
 		return ;;
 	esac
@@ -253,9 +254,10 @@ traced() {
 	echo "$reqs $(counts_"$tracer" "$out")"
 }
 
-# sched_stats DATA PID: from the context switches of the proxy's CPU
+# sched_stats DATA PID RPS: from the context switches of the proxy's CPU
 # (the proxy still running): "other_ms_per_s longest_stretch_ms
-# stretches_over_0.5ms_per_s". "Other" is any task but the proxy's
+# stretches_over_0.5ms_per_s", then the load CPU's context switches and
+# preemptions per request (RPS: the run's requests per second). "Other" is any task but the proxy's
 # threads and the idle task running there (kernel threads, the VM's
 # agent...); a stretch is their time between two runs of the proxy: how
 # long they kept it off its CPU. (How long the proxy waits after a
@@ -263,17 +265,19 @@ traced() {
 # for the thread serving requests, which would count as the proxy's.)
 sched_stats() {
 	perf script -i "$1" -F cpu,time,event,trace 2>/dev/null | awk -v cpu="[$(printf '%03d' "$PROXY_CPUS")]" \
-		-v tids=" $(ls "/proc/$2/task" | tr '\n' ' ') " '
+		-v load="[$(printf '%03d' "${LOAD_CPUS%%,*}")]" -v rps="$3" -v tids=" $(ls "/proc/$2/task" | tr '\n' ' ') " '
 		function val(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
 		function ours(p) { return index(tids, " " p " ") > 0 }
 		{ t = $2 + 0; if (!t0) t0 = t; t1 = t }
+		$3 == "sched:sched_switch:" && $1 == load { lsw++; if (val("prev_state") == "R") lpre++; next }
 		$3 != "sched:sched_switch:" || $1 != cpu { next }
 		{ prev = val("prev_pid"); nxt = val("next_pid")
 		  if (last && prev != 0 && !ours(prev)) { r = (t - last) * 1000; other += r; streak += r }
 		  last = t
 		  if (ours(nxt)) { if (streak > smax) smax = streak; if (streak > 0.5) long++; streak = 0 } }
 		END { s = t1 - t0 > 0 ? t1 - t0 : 1
-		  printf "%.2f %.3f %.2f\n", other / s, smax, long / s }'
+		  q = rps > 0 ? rps * s : 1e100
+		  printf "%.2f %.3f %.2f %.3f %.3f\n", other / s, smax, long / s, lsw / q, lpre / q }'
 }
 
 run_one() { # REP INDEX CONNS
@@ -312,7 +316,7 @@ run_one() { # REP INDEX CONNS
 		v=$(traced "$tr" "$PROXY_PID" "$c" "$url" "$tag")
 		if [[ $tr == sched ]]; then
 			printf '%s\t%s\t%s\tsched\t%s\n' "$rep" "$name" "$c" "${v// /$'\t'}" >>"$TSV"
-			log "$(tail -1 "$TSV" | awk -F'\t' '{ printf "%-10s c=%-4s sched  p99 %s us; on its CPU others ran %s ms/s, the longest stretch %s ms, %s/s over 0.5 ms", $2, $3, $5, $6, $7, $8 }')"
+			log "$(tail -1 "$TSV" | awk -F'\t' '{ printf "%-10s c=%-4s sched  p99 %s us; on its CPU others ran %s ms/s, the longest stretch %s ms, %s/s over 0.5 ms; load CPU: %s switches, %s preemptions per request", $2, $3, $5, $6, $7, $8, $9, $10 }')"
 			continue
 		fi
 		awk -v r="$rep" -v n="$name" -v c="$c" -v tr="$tr" -v v="$v" 'BEGIN { split(v, f, " "); q = f[1]
@@ -380,20 +384,20 @@ table() { # KIND TITLE
 	echo
 }
 sched_table() {
-	echo "The proxy's CPU over the middle of a wrk run (perf record of context switches; median of $REPS): CPU time other tasks took there, and the stretches they kept the proxy off it:"
+	echo "Over the middle of a wrk run (perf record of context switches; median of $REPS): on the proxy's CPU, the CPU time other tasks took there and the stretches they kept the proxy off it; on the load CPU, context switches and preemptions (a runnable task switched out) per request:"
 	echo
-	echo "| target | conns | p99 ms (this run) | others ms/s | longest stretch ms | stretches > 0.5 ms /s |"
-	echo "|---|---:|---:|---:|---:|---:|"
+	echo "| target | conns | p99 ms (this run) | others ms/s | longest stretch ms | stretches > 0.5 ms /s | load CPU switches /req | load CPU preemptions /req |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' "$MEDIAN_AWK"'
 		function med(key, col,   n, i, a) {
 			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
 			return median(a, n) }
 		$4 != "sched" || $5 == "" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
-		  n = ++cnt[key]; for (m = 5; m <= 8; m++) v[key, m, n] = $m }
+		  n = ++cnt[key]; for (m = 5; m <= 10; m++) v[key, m, n] = $m }
 		END { for (k = 1; k <= nk; k++) { split(order[k], f, SUBSEP)
-			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f |\n", f[2], f[1], med(order[k], 5) / 1e3,
-				med(order[k], 6), med(order[k], 7), med(order[k], 8) } }' "$TSV"
+			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.3f | %.3f |\n", f[2], f[1], med(order[k], 5) / 1e3,
+				med(order[k], 6), med(order[k], 7), med(order[k], 8), med(order[k], 9), med(order[k], 10) } }' "$TSV"
 	echo
 }
 # ratios: each lbd target against HAProxy, rep by rep (the two ran one
