@@ -359,21 +359,22 @@ done
 
 # report: medians over reps, per (target, conns, kind)
 # MEDIAN_AWK: median(a, n) sorts a[1..n] as numbers and returns their
-# median, leaving the smallest and largest in lo and hi.
+# median, leaving the smallest and largest in lo and hi; med(key, col)
+# is that of the rows the tables keep in cnt and v.
 MEDIAN_AWK='
 	function median(a, n,   i, j, t) {
 		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 		lo = a[1]; hi = a[n]
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }'
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+	function med(key, col,   n, i, a) { # the median of column col of the rows counted in cnt[key], kept in v
+		n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
+		return median(a, n) }'
 table() { # KIND TITLE
 	echo "$2"
 	echo
 	echo "| target | conns | read | of which EAGAIN | write | epoll_wait | futex | other | **total** |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' -v kind="$1" "$MEDIAN_AWK"'
-		function med(key, col,   n, i, a) {
-			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
-			return median(a, n) }
 		$4 != kind || $5 == "" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
 		  n = ++cnt[key]; for (m = 5; m <= 11; m++) v[key, m, n] = $m }
@@ -389,9 +390,6 @@ sched_table() {
 	echo "| target | conns | p99 ms (this run) | others ms/s | longest stretch ms | stretches > 0.5 ms /s | load CPU switches /req | load CPU preemptions /req |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' "$MEDIAN_AWK"'
-		function med(key, col,   n, i, a) {
-			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
-			return median(a, n) }
 		$4 != "sched" || $5 == "" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
 		  n = ++cnt[key]; for (m = 5; m <= 10; m++) v[key, m, n] = $m }
@@ -436,9 +434,6 @@ ratios() {
 	echo "| target | conns | req/s | p99 ms | CPU µs/req | user | system | errors | req/s spread | p99 spread | other % | load busy % | proxy busy % |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	awk -F'\t' "$MEDIAN_AWK"'
-		function med(key, col,   n, i, a) {
-			n = cnt[key]; for (i = 1; i <= n; i++) a[i] = v[key, col, i]
-			return median(a, n) }
 		function spread(key, col,   m) { m = med(key, col); return cnt[key] > 1 && m > 0 ? sprintf("±%.0f%%", 50 * (hi - lo) / m) : "-" }
 		$4 != "clean" { next }
 		{ key = $3 SUBSEP $2; if (!(key in cnt)) order[++nk] = key
