@@ -36,6 +36,8 @@
 #   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
 #   UPSTREAM [go] the upstreams: go (../shared/bench/upstream, as peers.sh)
 #                or nginx (one worker: another upstream, same load CPU)
+#   ORDER [alternate] targets forwards in odd reps, backwards in even ones
+#                (fixed: always forwards)
 #   OUT_MD also write the tables there;  OUT_TSV raw rows;  KEEP=1 keep scratch
 #   PROFILE=DIR  in the first rep, one more run of each lbd, started afresh,
 #                with its CPU profile in DIR/NAME-cCONNS-r1.prof
@@ -349,9 +351,15 @@ profile_one() {
 }
 
 log "pin=$PIN conns=$CONNS duration=${DURATION}s reps=$REPS tracers=$TRACERS targets=${NAMES[*]}"
+# The targets run one after the other, forwards in odd reps and backwards
+# in even ones: the machine drifts within a rep, and a fixed order would
+# hand that drift to whoever runs first or last (with ORDER=fixed: always
+# forwards, as before session 9).
 for ((rep = 1; rep <= REPS; rep++)); do
 	for c in $CONNS; do
-		for ((k = 0; k < ${#NAMES[@]}; k++)); do
+		for ((j = 0; j < ${#NAMES[@]}; j++)); do
+			k=$j
+			[[ ${ORDER:-alternate} != fixed ]] && ((rep % 2 == 0)) && k=$((${#NAMES[@]} - 1 - j))
 			run_one "$rep" "$k" "$c"
 		done
 	done
