@@ -4,8 +4,8 @@
 # Same setup as ../shared/bench/peers.sh: 2 upstreams, round robin over
 # them, keep-alive on both sides, logging off, the proxy on CPU 1 with one
 # worker (GOMAXPROCS=1, nbthread 1), wrk -t1 and the upstreams on CPU 0.
-# For each proxy and each connection count, after a warm-up, three wrk runs
-# of DURATION seconds:
+# For each proxy and each connection count, after a warm-up, a wrk run of
+# DURATION seconds for each of these (TRACERS picks the counted ones):
 #   clean   no tracer: req/s, p99, CPU µs per request (utime+stime / requests,
 #           and each apart)
 #   perf    perf stat counting syscall tracepoints on the proxy (cheap: the
@@ -13,6 +13,7 @@
 #   strace  strace -c -f -p PID attached for the run (Debian strace; it
 #           stops the proxy at every call, which gives peers time to
 #           answer: reads that would fail untraced often succeed here)
+#   sched   (on request, see TRACERS) context switches of both CPUs
 # and prints, per request: read (read+recvfrom+recvmsg+readv), of those
 # EAGAIN, write (write+sendto+sendmsg+writev), epoll_wait (+epoll_pwait), futex, other
 # and total. Medians over REPS.
