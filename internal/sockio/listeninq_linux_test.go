@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestInheritsInq: a connection accepted on a plain TCP listener made
@@ -101,7 +104,7 @@ func TestInqSetAfterListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	peer, err := net.Dial("tcp", ln.Addr().String()) // queued: handshake done
+	peer, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +112,23 @@ func TestInqSetAfterListen(t *testing.T) {
 	rc, err := ln.(*net.TCPListener).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The connection is in the accept queue once the listener counts it
+	// (TCP_INFO's unacked is that queue's length on a listening socket):
+	// only then is it a copy of the listener as it was.
+	for i := 0; ; i++ {
+		var info *unix.TCPInfo
+		var ierr error
+		if err := rc.Control(func(fd uintptr) { info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil || ierr != nil {
+			t.Fatal(err, ierr)
+		}
+		if info.Unacked >= 1 {
+			break
+		}
+		if i == 500 {
+			t.Fatal("the connection never reached the accept queue")
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) { serr = EnableInq(fd) }); err != nil || serr != nil {
