@@ -20,16 +20,24 @@ func pairWith(t testing.TB, lc net.ListenConfig) (ours, peer *net.TCPConn) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	ours, p := accept(t, ln)
+	return ours, p.(*net.TCPConn)
+}
+
+// accept dials ln and returns both ends, ours the accepted one.
+func accept(t testing.TB, ln net.Listener) (ours *net.TCPConn, peer net.Conn) {
+	t.Helper()
+	peer, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ln.Accept()
+	nc, err := ln.Accept()
 	if err != nil {
+		peer.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close(); s.Close() })
-	return s.(*net.TCPConn), c.(*net.TCPConn)
+	t.Cleanup(func() { peer.Close(); nc.Close() })
+	return nc.(*net.TCPConn), peer
 }
 
 // control runs f on the socket's descriptor.

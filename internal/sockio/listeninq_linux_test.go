@@ -144,22 +144,6 @@ func TestInqSetAfterListen(t *testing.T) {
 	}
 }
 
-// accept dials ln and returns both ends, ours the accepted one.
-func accept(t *testing.T, ln net.Listener) (ours *net.TCPConn, peer net.Conn) {
-	t.Helper()
-	peer, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := ln.Accept()
-	if err != nil {
-		peer.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { peer.Close(); nc.Close() })
-	return nc.(*net.TCPConn), peer
-}
-
 // inqOf returns the TCP_INQ setting of c.
 func inqOf(t *testing.T, c *net.TCPConn) int {
 	t.Helper()
