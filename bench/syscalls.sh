@@ -37,6 +37,11 @@
 #   PORT [18600] upstreams PORT+1, PORT+2; proxies from PORT+3
 #   UPSTREAM [go] the upstreams: go (../shared/bench/upstream, as peers.sh)
 #                or nginx (one worker: another upstream, same load CPU)
+#   THINK [] milliseconds each wrk connection waits between a response
+#                and its next request (wrk's delay() hook; wrk times a request
+#                from its send, so the wait is not in the latency): a lighter
+#                load that leaves the load CPU idle part of the time, so p99
+#                is less the load side's queue (RESULTS §16.12)
 #   ORDER [alternate] targets forwards in odd reps, backwards in even ones
 #                (fixed: always forwards)
 #   OUT_MD also write the tables there;  OUT_TSV raw rows;  KEEP=1 keep scratch
@@ -103,6 +108,12 @@ for p in $PEERS; do
 done
 
 T=$(mktemp -d /tmp/syscalls.XXXXXX) || die "mktemp failed"
+THINK_SCRIPT=
+if [[ -n ${THINK:-} ]]; then
+	[[ $THINK =~ ^[0-9]+$ ]] || die "THINK is whole milliseconds"
+	THINK_SCRIPT=$T/think.lua
+	printf 'function delay()\n\treturn %d\nend\n' "$THINK" >"$THINK_SCRIPT"
+fi
 TSV=$T/results.tsv
 : >"$TSV"
 UP_PID="" PROXY_PID="" TRACER_PID=""
@@ -162,7 +173,7 @@ start_proxy() { # INDEX PORT TAG [ENV...] -> PROXY_PID
 
 wrk_run() { # CONNS URL SECONDS OUT
 	timeout -k 5 $(($3 + 30)) $LOAD_SET wrk -t1 -c"$1" -d"$3s" --timeout 5s --latency \
-		-H "Connection: keep-alive" "$2" >"$4" 2>&1
+		${THINK_SCRIPT:+-s "$THINK_SCRIPT"} -H "Connection: keep-alive" "$2" >"$4" 2>&1
 }
 # wrk_stats OUT: "requests req/s p99_us errors"
 wrk_stats() {
@@ -432,7 +443,7 @@ ratios() {
 	echo
 }
 {
-	echo "Syscalls per request, HTTP/1.1 keep-alive, ${SIZE} B bodies, wrk -t1, ${DURATION}s runs, median of $REPS;" \
+	echo "Syscalls per request, HTTP/1.1 keep-alive, ${SIZE} B bodies, wrk -t1${THINK:+ with ${THINK} ms think time per connection}, ${DURATION}s runs, median of $REPS;" \
 		"proxy on CPU $PROXY_CPUS with 1 worker, wrk+upstreams (${UPSTREAM:-go}) on CPU $LOAD_CPUS (pin=$PIN); $(nproc) CPUs;" \
 		"$(haproxy -v 2>/dev/null | head -1 | cut -d' ' -f1-3)"
 	echo
