@@ -72,6 +72,7 @@ UPSTREAM_SRC=${UPSTREAM_SRC:-../shared/bench/upstream}
 log() { printf 'syscalls: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 command -v wrk >/dev/null || die "wrk missing (apt-get install wrk)"
+[[ -z ${THINK:-} || $THINK =~ ^[0-9]+$ ]] || die "THINK is whole milliseconds, not '$THINK'"
 [[ ${UPSTREAM:-go} == go ]] || [[ $UPSTREAM == nginx ]] || die "UPSTREAM is go or nginx"
 [[ ${UPSTREAM:-go} != nginx ]] || command -v nginx >/dev/null || die "nginx missing (apt-get install nginx-light)"
 if [[ " $TRACERS " == *" strace "* ]] && ! command -v strace >/dev/null; then
@@ -110,7 +111,6 @@ done
 T=$(mktemp -d /tmp/syscalls.XXXXXX) || die "mktemp failed"
 THINK_SCRIPT=
 if [[ -n ${THINK:-} ]]; then
-	[[ $THINK =~ ^[0-9]+$ ]] || die "THINK is whole milliseconds"
 	THINK_SCRIPT=$T/think.lua
 	printf 'function delay()\n\treturn %d\nend\n' "$THINK" >"$THINK_SCRIPT"
 fi
