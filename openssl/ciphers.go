@@ -171,9 +171,7 @@ func CipherSuites(list string) ([]uint16, error) {
 func CipherSuitesIgnoring(list string) (ids []uint16, ignored []string, err error) {
 	on := make([]bool, len(suites))
 	banned := make([]bool, len(suites))
-	for _, item := range strings.FieldsFunc(list, func(r rune) bool {
-		return r == ':' || r == ',' || r == ';' || r == ' '
-	}) {
+	for _, item := range cipherItems(list) {
 		op := item[0]
 		if op == '!' || op == '-' || op == '+' {
 			item = item[1:]
@@ -219,6 +217,27 @@ func CipherSuitesIgnoring(list string) (ids []uint16, ignored []string, err erro
 		return nil, ignored, fmt.Errorf("no cipher in %q is supported", list)
 	}
 	return ids, ignored, nil
+}
+
+// cipherItems splits an OpenSSL cipher string into its items. As in
+// OpenSSL's ssl_cipher_process_rulestr, '@' also starts a new item, so
+// "DEFAULT@SECLEVEL=0", the usual spelling, is "DEFAULT" then
+// "@SECLEVEL=0".
+func cipherItems(list string) []string {
+	var items []string
+	for _, f := range strings.FieldsFunc(list, func(r rune) bool {
+		return r == ':' || r == ',' || r == ';' || r == ' '
+	}) {
+		for {
+			i := strings.IndexByte(f[1:], '@')
+			if i < 0 {
+				break
+			}
+			items, f = append(items, f[:i+1]), f[i+1:]
+		}
+		items = append(items, f)
+	}
+	return items
 }
 
 // selectSuites evaluates one item: names and aliases joined by '+'.
