@@ -77,12 +77,8 @@ func initBackendTable() {
 		ciphers(u, &be.Ciphers, &be.CipherSuites)
 	}).withFlags("ciphersuites=", "cipherlist=")
 	t.add("Disable", "[sl]", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
-		if protocolRank(u[0].arg.Text) < 0 {
-			b.errorf(u[0].arg.Span, "unknown protocol")
-			return
-		}
 		be.HTTPS = true
-		be.Disable = raiseDisable(be.Disable, u[0].arg.Text)
+		b.disable(u[0].arg, &be.Disable, &be.NoTLS13)
 	})
 	t.add("Disabled", "b", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		be.Disabled, ex(b, be).disabledSet = boolArg(u[0]), true

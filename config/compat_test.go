@@ -10,10 +10,19 @@ import (
 // compatDir holds real Pound/zproxy configurations (see its README).
 const compatDir = "../../shared/compat-configs"
 
+// refusedByZproxy are the corpus files zproxy itself refuses, with the
+// error lbd must give instead.
+var refusedByZproxy = map[string]string{
+	// a backend listed twice in one service
+	"backend_collision_same_srv__zproxy.cfg": "duplicate backend 127.0.2.1:80",
+	// Disable TLSv1_2 and TLSv1_3 (zproxy commit 48cef1f2), at line 24
+	"https_proto_no_tlsv123__zproxy.cfg": "zproxy.cfg:24.17-23: Disable TLSv1_2 and Disable TLSv1_3 together leave no protocol enabled",
+}
+
 // TestCompatConfigs loads every configuration of the shared corpus: all
-// must load with nothing but "has no effect" warnings, except the one
-// zproxy itself rejects for a backend listed twice in one service and the
-// WAF ones, which lbd refuses.
+// must load with nothing but "has no effect" warnings, except those
+// zproxy itself rejects (refusedByZproxy) and the WAF ones, which lbd
+// refuses.
 func TestCompatConfigs(t *testing.T) {
 	if _, err := os.Stat(compatDir); err != nil {
 		t.Skipf("compat corpus not available at %s: %v", compatDir, err)
@@ -35,9 +44,9 @@ func TestCompatConfigs(t *testing.T) {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			cfg, warns, err := Load(path, LoadOptions{NoDNS: true})
-			if name == "backend_collision_same_srv__zproxy.cfg" {
-				if err == nil || !strings.Contains(err.Error(), "duplicate backend 127.0.2.1:80") {
-					t.Fatalf("want a duplicate backend error, got %v", err)
+			if want, ok := refusedByZproxy[name]; ok {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("want the error %q, got %v", want, err)
 				}
 				return
 			}

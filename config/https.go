@@ -7,8 +7,9 @@ import (
 	"lbd/parser"
 )
 
-// tlsProtocols in ascending order; Disable X turns off X and all lower.
-// TLSv1_3 is zproxy's addition.
+// tlsProtocols in ascending order; Disable X turns off X and all lower
+// (Pound, and zproxy but for TLSv1_3: see disable). TLSv1_3 is zproxy's
+// addition.
 var tlsProtocols = []string{"SSLv2", "SSLv3", "TLSv1", "TLSv1_1", "TLSv1_2", "TLSv1_3"}
 
 // protocolRank returns the index of a protocol name (case-insensitive),
@@ -28,6 +29,37 @@ func raiseDisable(cur, name string) string {
 		return tlsProtocols[protocolRank(name)]
 	}
 	return cur
+}
+
+// disable applies one Disable statement of a listener or a backend. In
+// Pound it turns off the protocol and every older one. zproxy does the
+// same for SSLv2 to TLSv1_2 but turns off TLS 1.3 alone for TLSv1_3
+// (its config.cpp; zproxy(8): "Disable TLSv1_3 would disable only
+// TLSv1_3"). A statement that leaves no protocol is an error at its own
+// position, whichever order the statements come in: zproxy refuses
+// Disable TLSv1_2 with TLSv1_3 (only in that order), and Pound does not
+// know TLSv1_3 at all; a listener that cannot handshake is no use.
+func (b *builder) disable(a parser.Arg, highest *string, noTLS13 *bool) {
+	rank := protocolRank(a.Text)
+	if rank < 0 {
+		b.errorf(a.Span, "unrecognized protocol name")
+		return
+	}
+	// Only the statement that empties the set is reported.
+	_, _, before := openssl.Versions(*highest, *noTLS13)
+	if b.cfg.Dialect == DialectZproxy && rank == len(tlsProtocols)-1 {
+		*noTLS13 = true
+	} else {
+		*highest = raiseDisable(*highest, a.Text)
+	}
+	if _, _, ok := openssl.Versions(*highest, *noTLS13); ok || !before {
+		return
+	}
+	if *noTLS13 {
+		b.errorf(a.Span, "Disable TLSv1_2 and Disable TLSv1_3 together leave no protocol enabled (TLSv1_2 turns off TLS 1.2 and older, TLSv1_3 in the zproxy dialect TLS 1.3 alone)")
+		return
+	}
+	b.errorf(a.Span, "Disable TLSv1_3 turns off TLS 1.3 and every older protocol (Pound's meaning): no protocol is left (in the zproxy dialect it turns off TLS 1.3 alone)")
 }
 
 // ciphers applies Ciphers [-cipherlist|-ciphersuites] "list" ... to the
@@ -70,11 +102,7 @@ func addTLSDirectives(t table[*Listener]) {
 		l.TLS.ClientCert, l.TLS.ClientCertDepth = int(mode), int(depth)
 	})
 	t.add("Disable", "[sl]", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
-		if protocolRank(u[0].arg.Text) < 0 {
-			b.errorf(u[0].arg.Span, "unrecognized protocol name")
-			return
-		}
-		l.TLS.Disable = raiseDisable(l.TLS.Disable, u[0].arg.Text)
+		b.disable(u[0].arg, &l.TLS.Disable, &l.TLS.NoTLS13)
 	})
 	t.add("Ciphers", "[fsl]+", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
 		b.checkCiphers(u)

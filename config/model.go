@@ -216,8 +216,10 @@ type ErrNoSSL struct {
 type ListenerTLS struct {
 	Certs []*CertFile `json:"certs"` // first is the default, the rest SNI
 	// Disable is the highest disabled protocol (SSLv2 ... TLSv1_3); it and
-	// every lower one are off.
+	// every lower one are off. NoTLS13 is zproxy's Disable TLSv1_3, which
+	// turns off TLS 1.3 alone.
 	Disable      string `json:"disable,omitempty"`
+	NoTLS13      bool   `json:"no_tls13,omitempty"`
 	Ciphers      string `json:"ciphers,omitempty"`
 	CipherSuites string `json:"cipher_suites,omitempty"` // TLS 1.3
 	// ECDHCurve is the key-exchange groups in preference order

@@ -283,7 +283,8 @@ type Backend struct {
 	Ciphers      string    `json:"ciphers,omitempty"`
 	CipherSuites string    `json:"cipher_suites,omitempty"`
 	ECDHCurve    string    `json:"ecdh_curve,omitempty"`
-	Disable      string    `json:"disable,omitempty"`
+	Disable      string    `json:"disable,omitempty"` // as ListenerTLS
+	NoTLS13      bool      `json:"no_tls13,omitempty"`
 	VerifyList   *FileData `json:"verify_list,omitempty"` // lbd: verify the backend's certificate
 
 	Redirect *Redirect  `json:"redirect,omitempty"` // Kind == redirect

@@ -66,11 +66,11 @@ func backendTLSConfig(cb *config.Backend) (*tls.Config, error) {
 		ClientSessionCache: tls.NewLRUClientSessionCache(64),
 		NextProtos:         []string{"http/1.1"},
 	}
-	minV, ok := openssl.MinVersion(cb.Disable)
+	lo, hi, ok := openssl.Versions(cb.Disable, cb.NoTLS13)
 	if !ok {
-		return nil, errors.New("Disable " + cb.Disable + " leaves no protocol enabled")
+		return nil, errors.New("the Disable directives leave no protocol enabled")
 	}
-	tc.MinVersion = minV
+	tc.MinVersion, tc.MaxVersion = lo, hi
 	if cb.ECDHCurve != "" {
 		ids, err := openssl.Curves(cb.ECDHCurve)
 		if err != nil {
@@ -129,6 +129,9 @@ func tlsTag(cb *config.Backend) string {
 	}
 	if cb.HTTPS {
 		h.Write([]byte("https"))
+	}
+	if cb.NoTLS13 {
+		h.Write([]byte("no_tls13"))
 	}
 	if cb.Cert != nil {
 		for _, der := range cb.Cert.Cert.Certificate {

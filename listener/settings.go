@@ -37,9 +37,9 @@ type settings struct {
 }
 
 // newSettings builds the settings of a ListenHTTPS block. Problems the
-// configuration layer cannot see (a CRL file that does not parse, Disable
-// TLSv1_3) are returned with settings that fail every handshake, so the
-// listener fails closed instead of serving without the checks.
+// configuration layer cannot see (a CRL file that does not parse) are
+// returned with settings that fail every handshake, so the listener
+// fails closed instead of serving without the checks.
 func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 	t := l.TLS
 	s := &settings{timeout: time.Duration(l.Client), noHTTPS11: t.NoHTTPS11, clientHdr: t.ClientCert > 0}
@@ -81,11 +81,11 @@ func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 // serverConfig translates the ListenHTTPS directives.
 func serverConfig(t *config.ListenerTLS, store *certStore) (*tls.Config, error) {
 	tc := &tls.Config{GetCertificate: store.getCertificate}
-	minV, ok := openssl.MinVersion(t.Disable)
+	lo, hi, ok := openssl.Versions(t.Disable, t.NoTLS13)
 	if !ok {
-		return nil, fmt.Errorf("directive Disable %s leaves no protocol enabled", t.Disable)
+		return nil, errors.New("the Disable directives leave no protocol enabled")
 	}
-	tc.MinVersion = minV
+	tc.MinVersion, tc.MaxVersion = lo, hi
 	if t.ECDHCurve != "" {
 		ids, err := openssl.Curves(t.ECDHCurve)
 		if err != nil {

@@ -297,34 +297,3 @@ func CheckTLS13Suites(list string) error {
 	}
 	return nil
 }
-
-// protocols in ascending order; Disable X turns off X and every lower one.
-var protocols = []struct {
-	name string
-	ver  uint16 // 0: Go never speaks it
-}{{"SSLv2", 0}, {"SSLv3", 0}, {"TLSv1", tls.VersionTLS10}, {"TLSv1_1", tls.VersionTLS11},
-	{"TLSv1_2", tls.VersionTLS12}, {"TLSv1_3", tls.VersionTLS13}}
-
-// Floor is the lowest protocol lbd negotiates whatever the configuration
-// says: Go's own default, and what Debian's OpenSSL 3 (security level 2)
-// gives Pound too, so enabling TLS 1.0 because a config says only
-// "Disable SSLv3" would be a regression, not compatibility.
-const Floor = tls.VersionTLS12
-
-// MinVersion returns the lowest protocol left when `Disable name` is in
-// effect ("" = nothing disabled), never below Floor; ok is false when no
-// protocol is left (Disable TLSv1_3) or the name is unknown.
-func MinVersion(disable string) (ver uint16, ok bool) {
-	if disable == "" {
-		return Floor, true
-	}
-	for i, p := range protocols {
-		if strings.EqualFold(p.name, disable) {
-			if i+1 == len(protocols) {
-				return 0, false
-			}
-			return max(protocols[i+1].ver, Floor), true
-		}
-	}
-	return 0, false
-}

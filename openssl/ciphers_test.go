@@ -118,31 +118,6 @@ func TestCheckTLS13Suites(t *testing.T) {
 	}
 }
 
-func TestMinVersion(t *testing.T) {
-	tests := []struct {
-		disable string
-		want    uint16
-		ok      bool
-	}{
-		{"", tls.VersionTLS12, true},
-		{"SSLv2", tls.VersionTLS12, true},
-		{"SSLv3", tls.VersionTLS12, true},
-		{"TLSv1", tls.VersionTLS12, true},
-		{"tlsv1_1", tls.VersionTLS12, true},
-		{"TLSv1_2", tls.VersionTLS13, true},
-		{"TLSv1_3", 0, false},
-		{"TLSv9", 0, false},
-	}
-	for _, tt := range tests {
-		t.Run("Disable "+tt.disable, func(t *testing.T) {
-			got, ok := MinVersion(tt.disable)
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("MinVersion(%q) = %#x, %v; want %#x, %v", tt.disable, got, ok, tt.want, tt.ok)
-			}
-		})
-	}
-}
-
 // Every suite Go implements must be reachable by name, so no
 // configuration is forced to use aliases to get one.
 func TestEveryGoSuiteHasAName(t *testing.T) {
