@@ -45,14 +45,16 @@ func (b *builder) disable(a parser.Arg, highest *string, noTLS13 *bool) {
 		b.errorf(a.Span, "unrecognized protocol name")
 		return
 	}
-	// Only the statement that empties the set is reported.
-	_, _, before := openssl.Versions(*highest, *noTLS13)
+	// Security level 0 (@SECLEVEL=0 in Ciphers) lowers the floor only,
+	// so it cannot change whether anything is left: leave it out. Only
+	// the statement that empties the set is reported.
+	_, _, before := openssl.Versions(*highest, *noTLS13, false)
 	if b.cfg.Dialect == DialectZproxy && rank == len(tlsProtocols)-1 {
 		*noTLS13 = true
 	} else {
 		*highest = raiseDisable(*highest, a.Text)
 	}
-	if _, _, ok := openssl.Versions(*highest, *noTLS13); ok || !before {
+	if _, _, ok := openssl.Versions(*highest, *noTLS13, false); ok || !before {
 		return
 	}
 	if *noTLS13 {

@@ -66,7 +66,7 @@ func backendTLSConfig(cb *config.Backend) (*tls.Config, error) {
 		ClientSessionCache: tls.NewLRUClientSessionCache(64),
 		NextProtos:         []string{"http/1.1"},
 	}
-	lo, hi, ok := openssl.Versions(cb.Disable, cb.NoTLS13)
+	lo, hi, ok := openssl.Versions(cb.Disable, cb.NoTLS13, openssl.LegacyAllowed(cb.Ciphers))
 	if !ok {
 		return nil, errors.New("the Disable directives leave no protocol enabled")
 	}

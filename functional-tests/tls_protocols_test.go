@@ -10,7 +10,8 @@ import (
 )
 
 // Issue 30: Disable TLSv1_3 means "TLS 1.3 alone" in zproxy files and
-// "TLS 1.3 and every older protocol" (so: nothing) in Pound files.
+// "TLS 1.3 and every older protocol" (so: nothing) in Pound files; TLS 1.0
+// and 1.1 only with an explicit @SECLEVEL=0.
 
 // handshakes tries each version alone with a Go client and reports which
 // succeeded, by name ("TLSv1.2 TLSv1.3").
@@ -88,6 +89,35 @@ func TestTLSDisableRefusedAtLoad(t *testing.T) {
 			out, code := runCLI(t, binary(t, "lbd"), dir, "-c", "-f", path)
 			if code != 1 || !strings.Contains(out, tt.want) {
 				t.Errorf("lbd -c (exit %d), want %q in:\n%s", code, tt.want, out)
+			}
+		})
+	}
+}
+
+// TestTLSLegacyOptIn: TLS 1.0 and 1.1 stay off unless the cipher list
+// sets OpenSSL's security level 0, as Pound on OpenSSL 3 needs; Disable
+// still applies on top.
+func TestTLSLegacyOptIn(t *testing.T) {
+	p := newTLSPKI(t)
+	be := startBackend(t, "127.0.0.2", "one", headersHandler("one"))
+	all := []uint16{tls.VersionTLS10, tls.VersionTLS11, tls.VersionTLS12, tls.VersionTLS13}
+	tests := []struct {
+		name, extra, want string
+	}{
+		{"off by default", `Ciphers "ALL"`, "TLSv1.2 TLSv1.3"},
+		{"security level 0", `Ciphers "ALL@SECLEVEL=0"`, "TLSv1.0 TLSv1.1 TLSv1.2 TLSv1.3"},
+		{"level 0 and Disable TLSv1", "Ciphers \"ALL:@SECLEVEL=0\"\nDisable TLSv1", "TLSv1.1 TLSv1.2 TLSv1.3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lbd := startLBD(t, httpsListener(fmt.Sprintf("Cert %q\n%s", p.path("a.pem"), tt.extra), be))
+			if got := handshakes(t, p, lbd.addr, all...); got != tt.want {
+				t.Errorf("Go clients got through with [%s], want [%s]", got, tt.want)
+			}
+			// s_client needs level 0 too to offer TLS 1.0 at all.
+			v, ok := sClient(t, lbd.addr, "-tls1", "-cipher", "DEFAULT@SECLEVEL=0")
+			if want := strings.HasPrefix(tt.want, "TLSv1.0"); ok != want || ok && v != "TLSv1" {
+				t.Errorf("openssl s_client -tls1: %s (success %v, want %v)", v, ok, want)
 			}
 		})
 	}

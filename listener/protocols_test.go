@@ -13,6 +13,7 @@ import (
 
 // TestProtocolRange: the protocols a listener accepts follow Disable (with
 // zproxy's Disable TLSv1_3 as NoTLS13) and, for TLS 1.0 and 1.1, an
+// explicit @SECLEVEL=0 in Ciphers; each version is tried alone by a Go
 // client.
 func TestProtocolRange(t *testing.T) {
 	p := newPKI(t)
@@ -28,6 +29,10 @@ func TestProtocolRange(t *testing.T) {
 		{"Disable TLSv1_1 changes nothing", "TLSv1_1", false, "", []bool{false, false, true, true}},
 		{"Disable TLSv1_2: TLS 1.3 only", "TLSv1_2", false, "", []bool{false, false, false, true}},
 		{"zproxy's Disable TLSv1_3: TLS 1.2 only", "", true, "", []bool{false, false, true, false}},
+		{"security level 1 is not an opt-in", "", false, "ALL:@SECLEVEL=1", []bool{false, false, true, true}},
+		{"security level 0 lets TLS 1.0 and 1.1 in", "", false, "ALL@SECLEVEL=0", []bool{true, true, true, true}},
+		{"level 0 with Disable TLSv1", "TLSv1", false, "ALL@SECLEVEL=0", []bool{false, true, true, true}},
+		{"level 0 with zproxy's Disable TLSv1_3", "SSLv3", true, "ALL@SECLEVEL=0", []bool{true, true, true, false}},
 		{"nothing left fails every handshake", "TLSv1_3", false, "", []bool{false, false, false, false}},
 	}
 	for _, tt := range tests {

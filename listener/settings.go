@@ -81,7 +81,7 @@ func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 // serverConfig translates the ListenHTTPS directives.
 func serverConfig(t *config.ListenerTLS, store *certStore) (*tls.Config, error) {
 	tc := &tls.Config{GetCertificate: store.getCertificate}
-	lo, hi, ok := openssl.Versions(t.Disable, t.NoTLS13)
+	lo, hi, ok := openssl.Versions(t.Disable, t.NoTLS13, openssl.LegacyAllowed(t.Ciphers))
 	if !ok {
 		return nil, errors.New("the Disable directives leave no protocol enabled")
 	}
