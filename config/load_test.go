@@ -324,8 +324,7 @@ func TestLuaWithoutLua(t *testing.T) {
 }
 
 func TestNotImplementedIsAnError(t *testing.T) {
-	cases := []struct{ name, src, want string }{
-	}
+	cases := []struct{ name, src, want string }{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := LoadBytes("t.cfg", []byte(tc.src), LoadOptions{NoDNS: true})
