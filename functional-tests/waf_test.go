@@ -291,3 +291,57 @@ func readFor(t *testing.T, c net.Conn, d time.Duration) string {
 	}
 	return string(out)
 }
+
+// TestWAFRouteExplains: lbctl route says when a rule would decide the
+// answer (rule, phase, message), changes no counter and logs nothing.
+func TestWAFRouteExplains(t *testing.T) {
+	var seen atomic.Int64
+	be := wafBackend(t, &seen)
+	p := startWAF(t, wafConfig("Daemon 0\nLogLevel 0\nControl \"{DIR}/ctl.sock\"\n", be, ""), wafRules)
+	sock := filepath.Join(p.dir, "ctl.sock")
+	waitSocket(t, sock)
+	r := explainVia(t, sock, "GET", "/deny/me")
+	if r.Reply == nil || r.Reply.Status != 401 || r.Reply.Kind != "waf" || !strings.Contains(r.Reply.Why, "rule 1 (phase 1)") || !strings.Contains(r.Reply.Why, "no entry") {
+		t.Fatalf("reply %+v, outcome %q", r.Reply, r.Outcome)
+	}
+	r = explainVia(t, sock, "GET", "/moved")
+	if r.Reply == nil || r.Reply.Kind != "redirect" || r.Reply.Location != "https://elsewhere.test/" {
+		t.Fatalf("redirect reply %+v", r.Reply)
+	}
+	r = explainVia(t, sock, "GET", "/fine")
+	if r.Reply != nil || r.Backend == nil {
+		t.Fatalf("a request no rule decides: reply %+v, backend %+v", r.Reply, r.Backend)
+	}
+	found := false
+	for _, c := range r.Checks {
+		found = found || (c.Check == "WAF" && c.OK)
+	}
+	if !found {
+		t.Fatalf("no passed WAF check in %+v", r.Checks)
+	}
+	if seen.Load() != 0 || strings.Contains(p.out.String(), "WAF") {
+		t.Fatalf("the dry run reached the backend or logged:\n%s", p.out.String())
+	}
+}
+
+// TestWAFAccessLog: the access log names the rule that answered (Pound's
+// extended format shows it where the backend would be; %{waf}N anywhere).
+func TestWAFAccessLog(t *testing.T) {
+	var seen atomic.Int64
+	be := wafBackend(t, &seen)
+	head := "Daemon 0\nLogFormat \"w\" \"%r %s %{waf}N\"\nLogLevel \"w\"\n"
+	p := startWAF(t, wafConfig(head, be, ""), wafRules)
+	for _, target := range []string{"/deny/x", "/moved", "/fine", "/split"} {
+		rawExchange(t, p.addr, []byte("GET "+target+" HTTP/1.1\r\nHost: h\r\n\r\n"), time.Second)
+	}
+	waitFor(t, "four log lines", func() bool { return strings.Count(p.out.String(), " HTTP/1.1 ") >= 4 })
+	for _, want := range []string{"GET /deny/x HTTP/1.1 401 1/1/deny", "GET /moved HTTP/1.1 307 2/1/redirect",
+		"GET /fine HTTP/1.1 200 -", "GET /split HTTP/1.1 200 6/4/deny"} {
+		if !strings.Contains(p.out.String(), want) {
+			t.Errorf("no %q in the log:\n%s", want, p.out.String())
+		}
+	}
+	p2 := startWAF(t, wafConfig("Daemon 0\nLogLevel 2\n", be, ""), wafRules)
+	rawExchange(t, p2.addr, []byte("GET /deny/x HTTP/1.1\r\nHost: h\r\n\r\n"), time.Second)
+	waitFor(t, "the extended log line", func() bool { return strings.Contains(p2.out.String(), "-> waf:1/1/deny)") })
+}

@@ -78,6 +78,9 @@ func (c *conn) handle(st *Listener) bool {
 	if cap(c.body) > maxKeptBody {
 		c.body = nil
 	}
+	if cap(c.out) > maxKeptBody {
+		c.out = nil // a request body the WAF held
+	}
 	return ok
 }
 

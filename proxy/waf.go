@@ -295,3 +295,65 @@ func (c *conn) wafHeldVerdict(st *Listener, bc *backend.Conn, v *waf.Verdict) bo
 	c.ex.be.Done(bc, c.resp.Status, time.Since(c.ex.start))
 	return c.wafAnswer(st, v)
 }
+
+// wafDecides runs the request through the listener's rules in a dry
+// transaction (phase 1, and phase 2 when the request has no body: the
+// explainer has none to give), as conn.wafRequestHead would. It reports
+// whether a rule decides the answer, recorded as the reply.
+func (x *explainer) wafDecides() bool {
+	c, st := x.c, x.st
+	if st.WAF == nil {
+		return false
+	}
+	req := &c.req
+	tx := st.WAF.BeginDry(addrPort(c.nc.RemoteAddr()), addrPort(c.nc.LocalAddr()))
+	defer func() {
+		if err := tx.Discard(); err != nil {
+			st.diag(err)
+		}
+	}()
+	tx.RequestLine(string(req.Method), string(req.Target), c.protocol())
+	for _, h := range req.Headers {
+		tx.AddRequestHeader(string(h.Name), string(h.Value))
+	}
+	v := tx.RequestHeaders()
+	phases := "phase 1"
+	if v == nil && !hasBody(req) {
+		var err error
+		if v, err = tx.RequestBody(); err != nil {
+			x.check("WAF", false, err.Error())
+			return false
+		}
+		phases = "phases 1 and 2"
+	}
+	if v == nil {
+		x.check("WAF", true, "no rule decides in "+phases+" (the response phases need the backend)")
+		return false
+	}
+	x.check("WAF", false, v.String())
+	kind := "waf"
+	if v.Redirect() {
+		kind = "redirect"
+	}
+	x.reply(v.Status, kind, c.editGenerated(st, c.wafReply(st, v)), "WAF "+v.String())
+	return true
+}
+
+// appendWAFVerdict is %{waf}N: RULE/PHASE/ACTION of the rule that
+// decided the request (deny, redirect, drop), or "-".
+func (c *conn) appendWAFVerdict(b []byte) []byte {
+	v := c.ex.wafVerdict
+	if v == nil {
+		return append(b, '-')
+	}
+	b = strconv.AppendInt(b, int64(v.RuleID), 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(v.Phase), 10)
+	switch {
+	case v.Drop:
+		return append(b, "/drop"...)
+	case v.Redirect():
+		return append(b, "/redirect"...)
+	}
+	return append(b, "/deny"...)
+}

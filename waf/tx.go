@@ -3,6 +3,7 @@ package waf
 import (
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/corazawaf/coraza/v3/types"
 )
@@ -34,6 +35,23 @@ func (e *Engine) Begin(client, server netip.AddrPort) *Tx {
 	tx.ProcessConnection(client.Addr().String(), int(client.Port()), server.Addr().String(), int(server.Port()))
 	return &Tx{tx: tx}
 }
+
+// dryPrefix marks the transactions of dry runs, whose matches are not
+// logged.
+const dryPrefix = "lbd-dry-"
+
+var dryCount atomic.Uint64
+
+// BeginDry starts a transaction for a dry run (lbctl route): Discard
+// ends it, and nothing it matches is logged.
+func (e *Engine) BeginDry(client, server netip.AddrPort) *Tx {
+	tx := e.waf.NewTransactionWithID(dryPrefix + strconv.FormatUint(dryCount.Add(1), 10))
+	tx.ProcessConnection(client.Addr().String(), int(client.Port()), server.Addr().String(), int(server.Port()))
+	return &Tx{tx: tx}
+}
+
+// Discard ends a dry run's transaction without its logging phase.
+func (t *Tx) Discard() error { return t.tx.Close() }
 
 // Off reports whether the rules turned the engine off for this request
 // (SecRuleEngine Off, ctl:ruleEngine=Off): the rest need not be fed.

@@ -44,7 +44,7 @@ type Engine struct {
 func (e *Engine) SetLog(log func(msg string)) { e.log.Store(&log) }
 
 func (e *Engine) logMatch(r types.MatchedRule) {
-	if f := e.log.Load(); f != nil {
+	if f := e.log.Load(); f != nil && !strings.HasPrefix(r.TransactionID(), dryPrefix) {
 		(*f)(r.ErrorLog())
 	}
 }
@@ -111,15 +111,16 @@ func Compile(files []string, opt Options) (*Engine, error) {
 // build makes the Coraza WAF from the files, each read through root.
 func build(root *rootFS, files []string, dirs []directive, onMatch func(types.MatchedRule)) (coraza.WAF, error) {
 	cfg := coraza.NewWAFConfig().WithRootFS(root)
+	for _, f := range files {
+		cfg = cfg.WithDirectivesFromFile(f)
+	}
 	if !setsMimeTypes(dirs) {
 		// libmodsecurity inspects every response body when no
 		// SecResponseBodyMimeType is given; Coraza inspects none. This
-		// rule keeps ModSecurity's meaning for such rule files.
+		// rule (after the files: Coraza numbers the lines of everything
+		// it parses as one) keeps ModSecurity's meaning.
 		cfg = cfg.WithDirectives(fmt.Sprintf(
 			`SecAction "id:%d,phase:3,pass,nolog,noauditlog,ctl:forceResponseBodyVariable=On"`, forceBodyRuleID))
-	}
-	for _, f := range files {
-		cfg = cfg.WithDirectivesFromFile(f)
 	}
 	if onMatch != nil {
 		cfg = cfg.WithErrorCallback(onMatch)
