@@ -164,6 +164,9 @@ func (x *explainer) run(enabled bool) {
 			x.r.Service = &i
 		}
 	}
+	if x.wafDecides() {
+		return
+	}
 	if use, why := svc.ExplainSpecial(x.seed); use {
 		x.special(svc, why)
 		return

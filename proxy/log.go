@@ -159,6 +159,8 @@ func (c *conn) appendLogOp(st *Listener, op *logOp, b []byte, now time.Time) []b
 		return c.appendPathQuery(b, op.kind == lkQuery)
 	case lkVHost:
 		return c.appendVHost(st, b)
+	case lkWAF:
+		return c.appendWAFVerdict(b)
 	}
 	if op.kind >= lkBackendName && op.kind <= lkListenerLocus {
 		return c.appendObject(st, op.kind, b)

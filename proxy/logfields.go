@@ -226,6 +226,10 @@ func (c *conn) appendObject(st *Listener, k logKind, b []byte) []byte {
 
 // appendBackendName prints the backend as Pound's str_be.
 func (c *conn) appendBackendName(b []byte) []byte {
+	if c.ex.wafVerdict != nil && (c.ex.be == nil || c.ex.gen) {
+		// A WAF rule answered (lbd's form, as Pound's "error:STATUS").
+		return c.appendWAFVerdict(append(b, "waf:"...))
+	}
 	if c.ex.be != nil {
 		return append(b, c.ex.be.Address()...)
 	}

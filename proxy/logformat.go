@@ -31,6 +31,7 @@ const (
 	lkBackendLocus                 // %{backend}L
 	lkServiceLocus                 // %{service}L
 	lkListenerLocus                // %{listener}L
+	lkWAF                          // %{waf}N: the WAF verdict (an lbd extension)
 	lkMethod                       // %m
 	lkPort                         // %p
 	lkPID                          // %P
@@ -236,6 +237,10 @@ func (p *LogProgram) add(c byte, kind logKind, arg string, hasArg bool) string {
 	case 'i', 'I':
 		p.ops = append(p.ops, logOp{kind: kind, text: arg})
 	case 'N', 'L':
+		if arg == "waf" && c == 'N' {
+			p.ops = append(p.ops, logOp{kind: lkWAF})
+			break
+		}
 		k, ok := objectKind(arg, c == 'L')
 		if !ok {
 			return "unrecognized Pound object name"
