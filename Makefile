@@ -55,12 +55,12 @@ unit:
 # chromium; its screenshot goes to $(BIN)/artifacts), share a cluster's
 # state through redis-server (Debian: redis-server) and run h2spec, the
 # HTTP/2 conformance suite, which is built here through the Go module
-# proxy on first use.
-H2SPEC ?= github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
+# proxy on first use, with the dependency versions its tools module
+# (tools/h2spec/go.mod, go.sum) pins.
 TOOLS  := $(BIN)/tools
 
-$(TOOLS)/h2spec:
-	GOFLAGS= GOBIN=$(CURDIR)/$(TOOLS) $(GO) install $(H2SPEC)
+$(TOOLS)/h2spec: tools/h2spec/go.mod tools/h2spec/go.sum
+	cd tools/h2spec && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$(TOOLS)/h2spec github.com/summerwind/h2spec/cmd/h2spec
 
 functional: build $(TOOLS)/h2spec
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
