@@ -3,7 +3,6 @@ package adminapi
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -123,12 +122,10 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // writeJSONError sends {"result":"error","reason":...}, the zproxy form
 // lbctl already reads.
 func writeJSONError(w http.ResponseWriter, status int, reason string) {
-	js, err := json.Marshal(struct {
-		Result string `json:"result"`
-		Reason string `json:"reason"`
-	}{"error", reason})
-	if err != nil {
-		js = []byte(fmt.Sprintf(`{"result":"error","reason":%q}`, "unencodable reason"))
-	}
-	writeJSON(w, status, append(js, '\n'))
+	writeRefusal(w, &apiError{status: status, reason: reason})
+}
+
+// writeRefusal sends a refusal as JSON (refusal.go).
+func writeRefusal(w http.ResponseWriter, e *apiError) {
+	writeJSON(w, e.status, errorBody(e))
 }

@@ -43,7 +43,7 @@ func TestBackendEditsPound(t *testing.T) {
 		{name: "not a number", args: []string{"weight", "/1/0/0", "heavy"}, code: 1, errHas: `lbctl: bad weight "heavy": want a number`},
 		{name: "needs a backend", args: []string{"weight", "/1/0", "3"}, code: 1, errHas: "bad uri: backend not specified"},
 		{name: "needs a value", args: []string{"priority", "/1/0/0"}, code: 1, errHas: "required argument missing"},
-		{name: "unknown backend", args: []string{"weight", "/1/0/7", "3"}, code: 1, errHas: "lbctl: no such backend: /listener/1/0/7\n"},
+		{name: "unknown backend", args: []string{"weight", "/1/0/7", "3"}, code: 1, errHas: "lbctl: backend 7 not found in service 0 of listener 1 (backends are numbered by index, 0 to 2)\n"},
 		{name: "remove", args: []string{"backend", "remove", "/1/0/1"}, calls: "RemoveBackend 0/0/1", out: poundWebAfterRemove},
 		{name: "rm quiet", args: []string{"-q", "backend", "rm", "/main/web/1"}, calls: "RemoveBackend 0/0/1"},
 		{name: "remove a service", args: []string{"backend", "remove", "/1/0"}, code: 1, errHas: "bad uri: backend not specified"},

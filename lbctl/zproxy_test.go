@@ -76,7 +76,7 @@ func TestZproxyDialect(t *testing.T) {
 		{name: "backend add needs a service", args: []string{"backend", "add", "/0", "10.0.0.1:80"}, code: 1, errHas: "service not specified"},
 		{name: "reload", args: []string{"reload"}, calls: "Reload"},
 		{name: "reload refused", args: []string{"reload"}, setup: func(fc *fakeController) { fc.reloadErr = errors.New("bad") },
-			code: 1, errHas: "lbctl: Failed to reload configuration.\n", calls: "Reload"},
+			code: 1, errHas: "lbctl: Failed to reload configuration:\n  bad\n", calls: "Reload"},
 		{name: "version", args: []string{"version"}, outHas: []string{"lbctl: " + Version + "\n", "server: zproxy dialect on "}},
 	}
 	runCases(t, cases, func(t *testing.T, _ cmdCase) (string, *fakeController) { return zproxyServer(t) })
