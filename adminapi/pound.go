@@ -84,7 +84,7 @@ func NewPoundHandler(c Controller) http.Handler {
 // withExtensions serves lbd's own endpoints (POST /route, /dashboard/)
 // before the dialect's router.
 func withExtensions(h http.Handler, c Controller) http.Handler {
-	x := newExtensions(c)
+	x := newExtensions(c, poundNumbering)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if x.owns(r.URL.Path) {
 			x.ServeHTTP(w, r)

@@ -66,7 +66,7 @@ func (a *poundAPI) patchBackend(global bool) poundExtFunc {
 			return nil, refuse(http.StatusBadRequest, "%v", err)
 		}
 		if err := a.c.SetBackend(q.view.ref(t), set); err != nil {
-			return nil, controllerRefusal(err)
+			return nil, poundControllerRefusal(err)
 		}
 		v := newPoundView(a.c.State())
 		if t.lst >= len(v.listeners) || t.svc >= len(v.services(t.lst)) || t.be >= len(v.services(t.lst)[t.svc].Backends) {
@@ -86,7 +86,7 @@ func (a *poundAPI) deleteBackend(q *poundReq) (any, *apiError) {
 		return nil, e
 	}
 	if err := a.c.RemoveBackend(q.view.ref(t)); err != nil {
-		return nil, controllerRefusal(err)
+		return nil, poundControllerRefusal(err)
 	}
 	return a.serviceAfter(t)
 }

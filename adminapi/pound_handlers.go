@@ -75,7 +75,7 @@ func (a *poundAPI) setEnabled(v *poundView, t poundTarget, on bool) (any, *apiEr
 		return nil, errControl
 	}
 	if err := a.c.SetEnabled(v.ref(t), on); err != nil {
-		return nil, controllerRefusal(err)
+		return nil, poundControllerRefusal(err)
 	}
 	return true, nil
 }
@@ -133,7 +133,7 @@ func (a *poundAPI) deleteSession(q *poundReq) (any, *apiError) {
 // sessionRefusal is a failed session change, naming the object as the
 // request did ("/session/1/0/1: service has no sessions").
 func sessionRefusal(q *poundReq, err error) *apiError {
-	e := controllerRefusal(err)
+	e := poundControllerRefusal(err)
 	e.reason = q.r.URL.Path + ": " + e.reason
 	return e
 }
@@ -167,6 +167,17 @@ func (a *poundAPI) serviceAfter(t poundTarget) (any, *apiError) {
 
 // errGone is a change whose object a concurrent reload removed.
 var errGone = &apiError{status: http.StatusNotFound, reason: "the object is gone: the configuration was reloaded meanwhile"}
+
+// poundControllerRefusal is controllerRefusal on the Pound socket. The
+// path was resolved against a snapshot just before, so the Controller's
+// "not found" means a reload removed the object; its message, which
+// numbers listeners from 0 as the configuration does, is not shown.
+func poundControllerRefusal(err error) *apiError {
+	if errors.Is(err, ErrNotFound) {
+		return errGone
+	}
+	return controllerRefusal(err)
+}
 
 // logTarget resolves /log[/L]: li is the view index (-1 = global) and id
 // the identifier as given (nil for global).
@@ -227,7 +238,7 @@ func (a *poundAPI) changeLog(q *poundReq, level string) (any, *apiError) {
 		set = "null"
 	}
 	if err := a.c.SetLogLevel(q.view.stateIndex(li), set); err != nil {
-		return nil, controllerRefusal(err)
+		return nil, poundControllerRefusal(err)
 	}
 	v := newPoundView(a.c.State())
 	shown := ""

@@ -60,7 +60,7 @@ type zproxyFunc func(q *zreq) zreply
 // tolerated; other methods get 405 and unknown paths 400, both without a
 // body. Replies carry zproxy's exact header set and order.
 func NewZproxyHandler(c Controller) http.Handler {
-	a := &zproxyAPI{c: c, ext: newExtensions(c)}
+	a := &zproxyAPI{c: c, ext: newExtensions(c, zproxyNumbering)}
 	r := mux.NewRouter()
 	r.SkipClean(true)
 	bare400 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -47,27 +47,27 @@ Global services:
 
 // poundTable is lbctl's table for the fixture: requests and latency of
 // backend /1/0/0 come from GET /metrics.
-const poundTable = `PATH    TYPE      NAME      ADDRESS                 STATE     PRIO  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
-/0      listener  -         http:///run/lbd.sock    enabled   -     -       -      -         -        -
-/0/0    service   -         -                       enabled   -     -       -      -         -        -
-/0/0/0  control   -         -                       active    1     0       -      0         -        -
-/1      listener  main      http://127.0.0.1:8080   enabled   -     -       -      -         -        -
-/1/0    service   web       -                       enabled   -     -       -      -         -        1
-/1/0/0  backend   -         http://10.0.0.1:80      active    5     0       -      14        1.5ms    -
-/1/0/1  backend   -         http://10.0.0.2:80      disabled  5     0       -      0         -        -
-/1/0/2  backend   -         http://10.0.0.9:80      dead      1     65535   -      0         -        -
-/1/1    service   -         -                       enabled   -     -       -      -         -        -
-/1/1/0  redirect  -         301 http://example.org  active    1     0       -      0         -        -
-/-/0    service   fallback  -                       enabled   -     -       -      -         -        -
-/-/0/0  backend   -         http://10.0.1.1:8080    active    5     0       -      0         -        -
+const poundTable = `PATH    TYPE      NAME      ADDRESS                 STATE     PRIORITY  GROUP  CONNS  REQUESTS  LATENCY  SESSIONS
+/0      listener  -         http:///run/lbd.sock    enabled   -         -      -      -         -        -
+/0/0    service   -         -                       enabled   -         -      -      -         -        -
+/0/0/0  control   -         -                       active    1         0      -      0         -        -
+/1      listener  main      http://127.0.0.1:8080   enabled   -         -      -      -         -        -
+/1/0    service   web       -                       enabled   -         -      -      -         -        1
+/1/0/0  backend   -         http://10.0.0.1:80      active    5         0      -      14        1.5ms    -
+/1/0/1  backend   -         http://10.0.0.2:80      disabled  5         0      -      0         -        -
+/1/0/2  backend   -         http://10.0.0.9:80      dead      1         65535  -      0         -        -
+/1/1    service   -         -                       enabled   -         -      -      -         -        -
+/1/1/0  redirect  -         301 http://example.org  active    1         0      -      0         -        -
+/-/0    service   fallback  -                       enabled   -         -      -      -         -        -
+/-/0/0  backend   -         http://10.0.1.1:8080    active    5         0      -      0         -        -
 `
 
 // webTable is the table of service /1/0 with %d sessions.
-const webTable = `PATH    TYPE     NAME  ADDRESS             STATE     PRIO  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
-/1/0    service  web   -                   enabled   -     -       -      -         -        %d
-/1/0/0  backend  -     http://10.0.0.1:80  active    5     0       -      14        1.5ms    -
-/1/0/1  backend  -     http://10.0.0.2:80  disabled  5     0       -      0         -        -
-/1/0/2  backend  -     http://10.0.0.9:80  dead      1     65535   -      0         -        -
+const webTable = `PATH    TYPE     NAME  ADDRESS             STATE     PRIORITY  GROUP  CONNS  REQUESTS  LATENCY  SESSIONS
+/1/0    service  web   -                   enabled   -         -      -      -         -        %d
+/1/0/0  backend  -     http://10.0.0.1:80  active    5         0      -      14        1.5ms    -
+/1/0/1  backend  -     http://10.0.0.2:80  disabled  5         0      -      0         -        -
+/1/0/2  backend  -     http://10.0.0.9:80  dead      1         65535  -      0         -        -
 `
 
 const coreText = `Server time: 2026-11-30T05:40:00.000000
@@ -162,12 +162,12 @@ func TestPoundDialect(t *testing.T) {
 			outHas: []string{"Listener \"main\" http://127.0.0.1:8080 enabled\n     0. Service \"web\" active\n"}},
 		{name: "list backend template", args: []string{"-T", "default", "list", "/1/0/2"},
 			out: "backend (65535) http 10.0.0.9:80 1 dead active\n"},
-		{name: "list global service", args: []string{"list", "/-/0"}, outHas: []string{"\n/-/0/0  backend  -         http://10.0.1.1:8080  active   5     0       -      0         -        -\n"}},
+		{name: "list global service", args: []string{"list", "/-/0"}, outHas: []string{"\n/-/0/0  backend  -         http://10.0.1.1:8080  active   5         0      -      0         -        -\n"}},
 		{name: "list raw json", args: []string{"-j", "list", "/1/0/0"}, outHas: []string{`"address":"10.0.0.1:80", "alive":true`}},
 		{name: "list json indented", args: []string{"-j", "-i", "2", "list", "/1/0/0"}, outHas: []string{"{\n  \"address\": \"10.0.0.1:80\",\n"}},
 		{name: "list quiet", args: []string{"-q", "list", "/1/1"}, out: "/1/1\n/1/1/0\n"},
 		{name: "table with rate limits and password files", args: []string{"list", "/1"}, setup: withLimits,
-			outHas: []string{"/1/1/0  redirect  -     301 http://example.org  active    1     0       -      0         -        -\n" + limitsTable}},
+			outHas: []string{"/1/1/0  redirect  -     301 http://example.org  active    1         0      -      0         -        -\n" + limitsTable}},
 		{name: "service table with its limits only", args: []string{"list", "/1/0"}, setup: withLimits,
 			outHas: []string{"\n\nPATH  TBF KEY        RATE   BURST  BUCKETS\n/1/0  %[jwt sub]     10/s   20     3\n",
 				"\nPATH  BASICAUTH FILE  GENERATION  USERS  WATCHED\n/1/0  /etc/lbd/users  4           12     yes\n"}},
