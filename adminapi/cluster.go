@@ -48,17 +48,23 @@ func jsonTime(t time.Time) any {
 }
 
 // cluster is GET /cluster on the Pound socket.
-func (a *poundAPI) cluster(q *poundReq) (any, int) {
-	if q.view.st.Cluster == nil || (q.rest != "" && q.rest != "/") {
-		return nil, http.StatusNotFound
+func (a *poundAPI) cluster(q *poundReq) (any, *apiError) {
+	switch {
+	case q.view.st.Cluster == nil:
+		return nil, errNoCluster
+	case q.rest != "" && q.rest != "/":
+		return nil, refuse(http.StatusNotFound, "no such endpoint: GET %s", q.r.URL.Path)
 	}
-	return clusterObject(q.view.st.Cluster), 0
+	return clusterObject(q.view.st.Cluster), nil
 }
+
+// errNoCluster: GET /cluster of an instance that is not a cluster member.
+var errNoCluster = &apiError{status: http.StatusNotFound, reason: "this lbd is not a cluster member: the configuration has no Cluster section"}
 
 // getCluster is GET /cluster on the zproxy socket.
 func (a *zproxyAPI) getCluster(q *zreq) zreply {
 	if q.st.Cluster == nil {
-		return zreply{status: http.StatusBadRequest}
+		return zbare(http.StatusBadRequest, "%s", errNoCluster.reason)
 	}
 	return zjson(clusterObject(q.st.Cluster))
 }

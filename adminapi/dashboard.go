@@ -99,11 +99,17 @@ func DashboardToken() string {
 // TokenHeader is the header a dashboard POST carries the token in.
 const TokenHeader = "X-LBD-Token"
 
-// dashboard serves the page and its endpoints for a Controller.
-type dashboard struct{ c Controller }
+// dashboard serves the page and its endpoints for a Controller, showing
+// listener numbers as num gives them.
+type dashboard struct {
+	c   Controller
+	num numbering
+}
 
-// NewDashboard returns the dashboard handler (see above).
-func NewDashboard(c Controller) http.Handler { return &dashboard{c: c} }
+// NewDashboard returns the dashboard handler (see above) of a Dashboard
+// backend; its listeners are numbered as lbd's tools number them,
+// Pound's way (numbering.go).
+func NewDashboard(c Controller) http.Handler { return &dashboard{c: c, num: poundNumbering} }
 
 func (d *dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
@@ -164,7 +170,7 @@ func (d *dashboard) state(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "api/state is read with GET")
 		return
 	}
-	js, err := json.Marshal(dashboardState(summary(d.c)))
+	js, err := json.Marshal(dashboardState(summary(d.c), d.num))
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return

@@ -21,7 +21,8 @@ func summary(c Controller) *State {
 
 // The JSON of api/state: plain counters and states, for the page to turn
 // into rates. Indices are State's (listener -1 holds the global
-// services), so a POST api/enable can name what it shows.
+// services), so a POST api/enable can name what it shows; a listener's
+// number is what the page calls it, as lbctl list does (numbering.go).
 type (
 	dashState struct {
 		TimeMS    int64          `json:"time_ms"`
@@ -32,6 +33,7 @@ type (
 	}
 	dashListener struct {
 		Index       int           `json:"index"`
+		Number      int           `json:"number"`
 		Name        string        `json:"name"`
 		Address     string        `json:"address"`
 		Protocol    string        `json:"protocol"`
@@ -76,9 +78,10 @@ type (
 	}
 )
 
-// dashboardState converts a snapshot; the global services appear as a
-// listener of index -1 named "global services".
-func dashboardState(st *State) dashState {
+// dashboardState converts a snapshot, numbering the listeners with num;
+// the global services appear as a listener of index -1 named "global
+// services".
+func dashboardState(st *State, num numbering) dashState {
 	out := dashState{
 		TimeMS: st.Core.Timestamp.UnixMilli(), Version: st.Core.Version, PID: st.Core.PID,
 		UptimeS: st.Core.Uptime.Seconds(), Listeners: []dashListener{},
@@ -90,13 +93,13 @@ func dashboardState(st *State) dashState {
 			addr = net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 		}
 		out.Listeners = append(out.Listeners, dashListener{
-			Index: i, Name: l.Name, Address: addr, Protocol: l.protocol(), Enabled: l.Enabled,
+			Index: i, Number: num.number(st, i), Name: l.Name, Address: addr, Protocol: l.protocol(), Enabled: l.Enabled,
 			Connections: l.Connections, Hits3xx: l.Hits3xx, Hits4xx: l.Hits4xx, Hits5xx: l.Hits5xx,
 			Services: dashServices(l.Services),
 		})
 	}
 	if len(st.Services) > 0 {
-		out.Listeners = append(out.Listeners, dashListener{Index: -1, Name: "global services",
+		out.Listeners = append(out.Listeners, dashListener{Index: -1, Number: -1, Name: "global services",
 			Protocol: "http", Enabled: true, Services: dashServices(st.Services)})
 	}
 	return out

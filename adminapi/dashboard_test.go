@@ -59,7 +59,7 @@ func TestDashboardPage(t *testing.T) {
 
 func TestDashboardState(t *testing.T) {
 	f := newFake()
-	check := func(name string, rec *httptest.ResponseRecorder) {
+	check := func(name string, rec *httptest.ResponseRecorder) { // name: the golden file's dialect
 		t.Helper()
 		if rec.Code != http.StatusOK {
 			t.Fatalf("%s: %d %s", name, rec.Code, rec.Body)
@@ -68,13 +68,15 @@ func TestDashboardState(t *testing.T) {
 		if err := json.Indent(&b, rec.Body.Bytes(), "", "  "); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		checkGolden(t, "dashboard_state.json", append(b.Bytes(), '\n'))
+		checkGolden(t, "dashboard_state_"+name+".json", append(b.Bytes(), '\n'))
 	}
+	// Each socket's dashboard numbers the listeners as its listing does.
 	for name, h := range dialects(f) {
 		check(name, do(h, http.MethodGet, "/dashboard/api/state", ""))
 	}
-	// Under any prefix: the handler goes by the end of the path.
-	check("prefixed", do(NewDashboard(f), http.MethodGet, "/some/prefix/api/state", ""))
+	// Under any prefix: the handler goes by the end of the path. A
+	// Dashboard backend numbers listeners the Pound way.
+	check("pound", do(NewDashboard(f), http.MethodGet, "/some/prefix/api/state", ""))
 }
 
 // TestDashboardCSRF checks every way a POST can lack the protection: none

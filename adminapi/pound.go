@@ -26,9 +26,10 @@ type poundReq struct {
 	view *poundView
 }
 
-// poundFunc is a Pound endpoint: it returns the JSON value to send, or a
-// status (400/404/405/409/500) for Pound's HTML error page.
-type poundFunc func(q *poundReq) (any, int)
+// poundFunc is a Pound endpoint: it returns the JSON value to send, or
+// the refusal (400/404/405/409/500): Pound's HTML error page, or the
+// reason in JSON to a client that asks for it (refusal.go).
+type poundFunc func(q *poundReq) (any, *apiError)
 
 // NewPoundHandler returns the Pound 4 control API: GET / and /core,
 // GET/PUT/DELETE /listener/L[/S[/B]] and /service/S[/B] (list, enable,
@@ -38,7 +39,8 @@ type poundFunc func(q *poundReq) (any, int)
 // (settings and removal, pound_backend.go), PATCH /upgrade (binary
 // upgrade, Upgrader), POST /route (the routing explainer) and the
 // dashboard under /dashboard/. JSON has sorted keys and honours ?indent=N (0..80); errors are
-// Pound's HTML pages. Unknown paths answer 404 to GET and 405 to anything
+// Pound's HTML pages, or JSON with the reason when the request accepts
+// application/json. Unknown paths answer 404 to GET and 405 to anything
 // else, as Pound's prefix-matching endpoint table does.
 func NewPoundHandler(c Controller) http.Handler {
 	a := &poundAPI{c: c}
@@ -82,7 +84,7 @@ func NewPoundHandler(c Controller) http.Handler {
 // withExtensions serves lbd's own endpoints (POST /route, /dashboard/)
 // before the dialect's router.
 func withExtensions(h http.Handler, c Controller) http.Handler {
-	x := newExtensions(c)
+	x := newExtensions(c, poundNumbering)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if x.owns(r.URL.Path) {
 			x.ServeHTTP(w, r)
@@ -97,10 +99,10 @@ func withExtensions(h http.Handler, c Controller) http.Handler {
 // answers 404, and any other method gets 405.
 func poundNotFound(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
-		poundError(w, r, http.StatusNotFound)
+		poundRefuse(w, r, refuse(http.StatusNotFound, "no such endpoint: GET %s", r.URL.Path))
 		return
 	}
-	poundError(w, r, http.StatusMethodNotAllowed)
+	poundRefuse(w, r, refuse(http.StatusMethodNotAllowed, "%s is not a method of %s", r.Method, r.URL.Path))
 }
 
 // wrap validates ?indent, takes the snapshot, runs the endpoint and sends
@@ -110,18 +112,21 @@ func (a *poundAPI) wrap(fn poundFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		indent, ok := parseIndent(r.URL.RawQuery)
 		if !ok {
-			poundError(w, r, http.StatusBadRequest)
+			poundRefuse(w, r, errIndent)
 			return
 		}
 		q := &poundReq{r: r, rest: mux.Vars(r)["rest"], view: newPoundView(a.c.State())}
-		v, status := fn(q)
-		if status != 0 && status != http.StatusOK {
-			poundError(w, r, status)
+		v, e := fn(q)
+		if e != nil {
+			poundRefuse(w, r, e)
 			return
 		}
 		writePoundReply(w, "application/json", encodeJSON(v, poundStyle(indent)))
 	})
 }
+
+// errIndent refuses a bad ?indent.
+var errIndent = &apiError{status: http.StatusBadRequest, reason: "indent must be a number from 0 to 80"}
 
 // parseIndent reads ?indent=N, 0..80 (Pound's send_json_reply).
 func parseIndent(rawQuery string) (int, bool) {
@@ -172,6 +177,41 @@ var poundErrorText = map[int][2]string{
 	500: {"Internal Server Error", "The server encountered an internal error and was unable to complete your request."},
 }
 
+// poundRefuse answers a refusal: Pound's HTML page, or the reason in
+// JSON when the client accepts it (refusal.go), with the same status
+// line and Pound's reply headers.
+func poundRefuse(w http.ResponseWriter, r *http.Request, e *apiError) {
+	if !wantsJSON(r) {
+		poundError(w, r, e.status)
+		return
+	}
+	body := errorBody(e)
+	reason := http.StatusText(e.status)
+	if t, ok := poundErrorText[e.status]; ok {
+		reason = t[0]
+	}
+	writeRaw(w, rawResponse{
+		status: e.status,
+		reason: reason,
+		minor:  replyMinor(r),
+		headers: [][2]string{
+			{"Content-Type", "application/json"},
+			{"Content-Length", strconv.Itoa(len(body))},
+			{"Connection", "close"},
+		},
+		body: body,
+	})
+}
+
+// replyMinor is the HTTP/1 minor version of an error reply: the
+// request's, as Pound answers.
+func replyMinor(r *http.Request) int {
+	if r.ProtoMajor == 1 && r.ProtoMinor == 0 {
+		return 0
+	}
+	return 1
+}
+
 // poundError sends Pound's default HTML error page for status.
 func poundError(w http.ResponseWriter, r *http.Request, status int) {
 	t, ok := poundErrorText[status]
@@ -182,14 +222,10 @@ func poundError(w http.ResponseWriter, r *http.Request, status int) {
 	b.WriteString(`<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN"><html><head><title>`)
 	b.WriteString(strconv.Itoa(status) + " " + t[0])
 	b.WriteString(`</title></head><body><h1>` + t[0] + `</h1><p>` + t[1] + `</p></body></html>`)
-	minor := 1
-	if r.ProtoMajor == 1 && r.ProtoMinor == 0 {
-		minor = 0
-	}
 	writeRaw(w, rawResponse{
 		status: status,
 		reason: t[0],
-		minor:  minor,
+		minor:  replyMinor(r),
 		headers: [][2]string{
 			{"Content-Type", "text/html"},
 			{"Expires", "now"},
@@ -206,7 +242,7 @@ func poundError(w http.ResponseWriter, r *http.Request, status int) {
 func (a *poundAPI) metrics(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
 	if err := WriteMetrics(&b, a.c.State()); err != nil {
-		poundError(w, r, http.StatusInternalServerError)
+		poundRefuse(w, r, refuse(http.StatusInternalServerError, "metrics: %v", err))
 		return
 	}
 	writePoundReply(w, MetricsContentType, b.Bytes())

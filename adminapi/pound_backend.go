@@ -28,28 +28,17 @@ import (
 // {"result":"error","reason":...}, like lbd's other extensions; a PATCH
 // of a listener or a service stays the 405 page it was.
 
-// extError is a failure of an extension endpoint: a JSON reason, or
-// (html) Pound's page for the status.
-type extError struct {
-	status int
-	reason string
-	html   bool
-}
-
-func extFail(status int, format string, args ...any) *extError {
-	return &extError{status: status, reason: fmt.Sprintf(format, args...)}
-}
-
 // poundExtFunc is an extension endpoint: the JSON value to send, or why
-// not.
-type poundExtFunc func(q *poundReq) (any, *extError)
+// not. Its refusals are JSON, except those marked page (Pound's own 405),
+// which are Pound's page unless the client accepts JSON.
+type poundExtFunc func(q *poundReq) (any, *apiError)
 
 // wrapExt is wrap for extension endpoints.
 func (a *poundAPI) wrapExt(fn poundExtFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		indent, ok := parseIndent(r.URL.RawQuery)
 		if !ok {
-			writeJSONError(w, http.StatusBadRequest, "indent must be a number from 0 to 80")
+			writeRefusal(w, errIndent)
 			return
 		}
 		q := &poundReq{r: r, rest: mux.Vars(r)["rest"], view: newPoundView(a.c.State())}
@@ -57,77 +46,75 @@ func (a *poundAPI) wrapExt(fn poundExtFunc) http.Handler {
 		switch {
 		case e == nil:
 			writePoundReply(w, "application/json", encodeJSON(v, poundStyle(indent)))
-		case e.html:
-			poundError(w, r, e.status)
+		case e.page:
+			poundRefuse(w, r, e)
 		default:
-			writeJSONError(w, e.status, e.reason)
+			writeRefusal(w, e)
 		}
 	})
 }
 
 // patchBackend is PATCH /listener/L/S/B or, global, /service/S/B.
 func (a *poundAPI) patchBackend(global bool) poundExtFunc {
-	return func(q *poundReq) (any, *extError) {
+	return func(q *poundReq) (any, *apiError) {
 		t, e := a.backendTarget(q, global)
 		if e != nil {
 			return nil, e
 		}
 		set, err := backendSettingsQuery(q.r.URL.RawQuery)
 		if err != nil {
-			return nil, extFail(http.StatusBadRequest, "%v", err)
+			return nil, refuse(http.StatusBadRequest, "%v", err)
 		}
 		if err := a.c.SetBackend(q.view.ref(t), set); err != nil {
-			return nil, extFail(statusOrInternal(err), "%s", reasonOf(err))
+			return nil, poundControllerRefusal(err)
 		}
 		v := newPoundView(a.c.State())
 		if t.lst >= len(v.listeners) || t.svc >= len(v.services(t.lst)) || t.be >= len(v.services(t.lst)[t.svc].Backends) {
-			return nil, extFail(http.StatusNotFound, "the backend is gone")
+			return nil, errGone
 		}
 		return poundBackend(&v.services(t.lst)[t.svc].Backends[t.be], v.st.BackendStats), nil
 	}
 }
 
 // deleteBackend is DELETE /backend/L/S/B.
-func (a *poundAPI) deleteBackend(q *poundReq) (any, *extError) {
+func (a *poundAPI) deleteBackend(q *poundReq) (any, *apiError) {
 	t, e := a.backendTarget(q, false)
 	if e != nil {
-		if e.html {
-			e = extFail(http.StatusBadRequest, "DELETE /backend/L/S/B removes a backend: name one")
+		if e.page {
+			e = refuse(http.StatusBadRequest, "DELETE /backend/L/S/B removes a backend: name one")
 		}
 		return nil, e
 	}
 	if err := a.c.RemoveBackend(q.view.ref(t)); err != nil {
-		return nil, extFail(statusOrInternal(err), "%s", reasonOf(err))
+		return nil, poundControllerRefusal(err)
 	}
-	v, status := a.serviceAfter(t)
-	if status != 0 {
-		return nil, extFail(status, "the service is gone")
-	}
-	return v, nil
+	return a.serviceAfter(t)
 }
 
 // backendTarget resolves the object path of a backend endpoint; a path
 // to a listener or a service is Pound's 405 page.
-func (a *poundAPI) backendTarget(q *poundReq, global bool) (poundTarget, *extError) {
+func (a *poundAPI) backendTarget(q *poundReq, global bool) (poundTarget, *apiError) {
 	var t poundTarget
+	notBackend := &apiError{status: http.StatusMethodNotAllowed, page: true,
+		reason: q.r.Method + " changes a backend: name one, /L/S/B"}
 	if q.rest == "" {
-		return t, &extError{status: http.StatusMethodNotAllowed, html: true} // the whole listing
+		return t, notBackend // the whole listing
 	}
-	status := http.StatusNotFound
+	e := refuse(http.StatusNotFound, "no such backend: %s", q.r.URL.Path)
 	if strings.HasPrefix(q.rest, "/") {
 		if global {
-			t, status = q.view.parseServicePath(poundTarget{lst: -1, svc: -1, be: -1}, q.rest)
+			t, e = q.view.parseServicePath(poundTarget{lst: -1, svc: -1, be: -1}, q.rest)
 		} else {
-			t, status = q.view.parseListenerPath(q.rest)
+			t, e = q.view.parseListenerPath(q.rest)
 		}
 	}
 	switch {
-	case status != 0:
-		return t, extFail(http.StatusNotFound, "no such backend: %s", q.r.URL.Path)
+	case e != nil:
+		return t, e
 	case t.be < 0:
-		return t, &extError{status: http.StatusMethodNotAllowed, html: true}
+		return t, notBackend
 	case q.view.isControl(t.lst):
-		return t, extFail(http.StatusBadRequest, "the control socket's backend cannot be changed")
+		return t, refuse(http.StatusBadRequest, "the control socket's backend cannot be changed")
 	}
 	return t, nil
 }

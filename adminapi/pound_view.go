@@ -3,6 +3,7 @@ package adminapi
 import (
 	"math"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -169,7 +170,7 @@ func findService(svcs []Service, id ident) int {
 // parseListenerPath resolves what follows "/listener" (Pound's
 // ctl_listener): "", "/" and "/-" select no listener (the whole listing,
 // or the global services when a service follows).
-func (v *poundView) parseListenerPath(rest string) (poundTarget, int) {
+func (v *poundView) parseListenerPath(rest string) (poundTarget, *apiError) {
 	t := poundTarget{lst: -1, svc: -1, be: -1}
 	switch {
 	case rest == "":
@@ -180,12 +181,12 @@ func (v *poundView) parseListenerPath(rest string) (poundTarget, int) {
 	default:
 		id, r := getIdent(rest)
 		if t.lst = v.findListener(id); t.lst < 0 {
-			return t, 404
+			return t, refuse(http.StatusNotFound, "listener %s not found", segment(rest))
 		}
 		rest = r
 	}
 	if rest == "" {
-		return t, 0
+		return t, nil
 	}
 	return v.parseServicePath(t, rest)
 }
@@ -193,24 +194,50 @@ func (v *poundView) parseListenerPath(rest string) (poundTarget, int) {
 // parseServicePath resolves "/S[/B]" below t.lst (Pound's ctl_service and
 // ctl_backend). Backends are addressed by index only; anything left over is
 // an unknown object.
-func (v *poundView) parseServicePath(t poundTarget, rest string) (poundTarget, int) {
-	id, rest := getIdent(rest)
+func (v *poundView) parseServicePath(t poundTarget, rest string) (poundTarget, *apiError) {
+	where := "the global services"
+	if t.lst >= 0 {
+		where = "listener " + strconv.Itoa(t.lst)
+	}
+	id, after := getIdent(rest)
 	svcs := v.services(t.lst)
 	if t.svc = findService(svcs, id); t.svc < 0 {
-		return t, 404
+		return t, refuse(http.StatusNotFound, "service %s not found in %s", segment(rest), where)
 	}
+	rest = after
 	if rest != "" {
 		id, r := getIdent(rest)
 		n := len(svcs[t.svc].Backends)
 		if id.kind != identNum || id.num < 0 || id.num >= n {
-			return t, 404
+			return t, refuse(http.StatusNotFound, "backend %s not found in service %d of %s (%s)",
+				segment(rest), t.svc, where, backendRange(n))
 		}
 		t.be, rest = id.num, r
 	}
 	if rest != "" {
-		return t, 404
+		return t, refuse(http.StatusNotFound, "nothing is below a backend: %q", rest)
 	}
-	return t, 0
+	return t, nil
+}
+
+// backendRange says how a service's backends are numbered.
+func backendRange(n int) string {
+	if n == 0 {
+		return "it has no backends"
+	}
+	return "backends are numbered by index, 0 to " + strconv.Itoa(n-1)
+}
+
+// segment is the first /segment of a path, for messages.
+func segment(rest string) string {
+	s := strings.TrimPrefix(rest, "/")
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
 }
 
 // object serialises the target (whole listing when nothing is selected).

@@ -3,7 +3,6 @@ package adminapi
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -30,10 +29,11 @@ const maxRouteBody = 128 << 10
 type lbdExtensions struct {
 	c    Controller
 	dash http.Handler
+	num  numbering // the socket's (numbering.go)
 }
 
-func newExtensions(c Controller) *lbdExtensions {
-	return &lbdExtensions{c: c, dash: NewDashboard(c)}
+func newExtensions(c Controller, num numbering) *lbdExtensions {
+	return &lbdExtensions{c: c, dash: &dashboard{c: c, num: num}, num: num}
 }
 
 // owns reports whether path is one of the extensions.
@@ -52,8 +52,9 @@ func (x *lbdExtensions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // route is POST /route: the body is an explain.Query, the reply an
-// explain.Route (both JSON). A malformed question is a 400, an unknown
-// listener a 404, both as {"result":"error","reason":...}.
+// explain.Route (both JSON), a listener numbered as the socket numbers
+// it in both. A malformed question is a 400, an unknown listener a 404,
+// both as {"result":"error","reason":...}.
 func (x *lbdExtensions) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		writeJSONError(w, http.StatusMethodNotAllowed, "use POST /route with a JSON query")
@@ -84,7 +85,15 @@ func (x *lbdExtensions) route(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, `the query needs a "method" and a "url"`)
 		return
 	}
+	st := x.c.State()
+	if e := x.listenerIndex(st, &q); e != nil {
+		writeRefusal(w, e)
+		return
+	}
 	route, err := re.ExplainRoute(q)
+	if err == nil {
+		route.Listener.Index = x.num.number(st, route.Listener.Index)
+	}
 	if err != nil {
 		status := statusOf(err)
 		writeJSONError(w, status, strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
@@ -101,6 +110,25 @@ func (x *lbdExtensions) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, js.Bytes())
+}
+
+// listenerIndex turns a listener number of the query into the State
+// index the Controller takes; a name is left to it.
+func (x *lbdExtensions) listenerIndex(st *State, q *explain.Query) *apiError {
+	n, err := strconv.Atoi(q.Listener)
+	if err != nil {
+		return nil
+	}
+	i, ok := x.num.index(st, n)
+	switch {
+	case ok:
+		q.Listener = strconv.Itoa(i)
+		return nil
+	case x.num.offset(st) == 1 && n == 0:
+		return refuse(http.StatusBadRequest, "listener 0 is the control socket: it routes no requests")
+	}
+	return refuse(http.StatusNotFound, "listener %d not found (listeners are numbered %d to %d here)",
+		n, x.num.offset(st), x.num.number(st, len(st.Listeners)-1))
 }
 
 // writeJSON sends a JSON reply and closes the connection, as every
@@ -123,12 +151,10 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // writeJSONError sends {"result":"error","reason":...}, the zproxy form
 // lbctl already reads.
 func writeJSONError(w http.ResponseWriter, status int, reason string) {
-	js, err := json.Marshal(struct {
-		Result string `json:"result"`
-		Reason string `json:"reason"`
-	}{"error", reason})
-	if err != nil {
-		js = []byte(fmt.Sprintf(`{"result":"error","reason":%q}`, "unencodable reason"))
-	}
-	writeJSON(w, status, append(js, '\n'))
+	writeRefusal(w, &apiError{status: status, reason: reason})
+}
+
+// writeRefusal sends a refusal as JSON (refusal.go).
+func writeRefusal(w http.ResponseWriter, e *apiError) {
+	writeJSON(w, e.status, errorBody(e))
 }

@@ -26,10 +26,27 @@ type zreq struct {
 }
 
 // zreply is an endpoint's answer; a nil body sends no body and no
-// Content-Type/Length (zproxy's bare 400/405).
+// Content-Type/Length (zproxy's bare 400/405), unless the client accepts
+// JSON: it then gets reason (refusal.go).
 type zreply struct {
 	status int
 	body   []byte
+	reason string
+}
+
+// zbare is zproxy's bare refusal, with the reason a JSON client gets.
+func zbare(status int, format string, a ...any) zreply {
+	return zreply{status: status, reason: fmt.Sprintf(format, a...)}
+}
+
+// forClient gives a bare refusal its JSON body when the client asks for
+// JSON, in zproxy's compact result form.
+func (z zreply) forClient(r *http.Request) zreply {
+	if z.body == nil && z.reason != "" && wantsJSON(r) {
+		o := jobject{}.add("result", "error").add("reason", z.reason)
+		z.body = encodeJSON(o, zproxyCompact)
+	}
+	return z
 }
 
 // zproxyFunc is a zproxy endpoint.
@@ -43,11 +60,11 @@ type zproxyFunc func(q *zreq) zreply
 // tolerated; other methods get 405 and unknown paths 400, both without a
 // body. Replies carry zproxy's exact header set and order.
 func NewZproxyHandler(c Controller) http.Handler {
-	a := &zproxyAPI{c: c, ext: newExtensions(c)}
+	a := &zproxyAPI{c: c, ext: newExtensions(c, zproxyNumbering)}
 	r := mux.NewRouter()
 	r.SkipClean(true)
-	bare400 := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeZproxy(w, zreply{status: http.StatusBadRequest})
+	bare400 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeZproxy(w, zbare(http.StatusBadRequest, "no such endpoint: %s %s", r.Method, r.URL.Path).forClient(r))
 	})
 	r.NotFoundHandler, r.MethodNotAllowedHandler = bare400, bare400
 
@@ -99,7 +116,7 @@ func (a *zproxyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:
-		writeZproxy(w, zreply{status: http.StatusMethodNotAllowed})
+		writeZproxy(w, zbare(http.StatusMethodNotAllowed, "%s is not a method of this API: use GET, PUT, PATCH or DELETE", r.Method).forClient(r))
 		return
 	}
 	r2 := new(http.Request)
@@ -145,7 +162,7 @@ func (a *zproxyAPI) wrap(fn zproxyFunc) http.Handler {
 			writeZproxy(w, zerr(http.StatusBadRequest, "Failed to parse CTL request."))
 			return
 		}
-		writeZproxy(w, fn(&zreq{vars: mux.Vars(r), st: a.c.State(), body: body}))
+		writeZproxy(w, fn(&zreq{vars: mux.Vars(r), st: a.c.State(), body: body}).forClient(r))
 	})
 }
 

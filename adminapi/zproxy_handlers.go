@@ -69,10 +69,16 @@ func (a *zproxyAPI) getSessions(q *zreq) zreply {
 	return zjson(zAllSessions(q.st))
 }
 
-// reload is PATCH /config: re-read the configuration file.
+// reload is PATCH /config: re-read the configuration file. A refusal
+// keeps zproxy's reason and adds "errors", every error of the file.
 func (a *zproxyAPI) reload(q *zreq) zreply {
 	if err := a.c.Reload(); err != nil {
-		return zerr(http.StatusInternalServerError, "Failed to reload configuration.")
+		errs := jarray{}
+		for _, line := range reloadRefusal(err).errors {
+			errs = append(errs, line)
+		}
+		o := jobject{}.add("result", "error").add("reason", "Failed to reload configuration.").add("errors", errs)
+		return zreply{status: http.StatusInternalServerError, body: encodeJSON(o, zproxyCompact)}
 	}
 	return zok(http.StatusOK)
 }
@@ -219,7 +225,7 @@ func (a *zproxyAPI) sessionFailure(p *zpath, err error, conflict string) zreply 
 	case errors.Is(err, ErrNotFound):
 		return p.shortServiceNotFound()
 	case errors.Is(err, ErrInvalid):
-		return zerr(http.StatusBadRequest, "Invalid JSON format: %v.", err)
+		return zerr(http.StatusBadRequest, "Invalid request: %s.", reasonOf(err))
 	}
 	return zerr(http.StatusInternalServerError, "Failed to create session")
 }

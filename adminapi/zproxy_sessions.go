@@ -136,7 +136,7 @@ func (a *zproxyAPI) deleteSessions(q *zreq) zreply {
 		}
 	default:
 		// zproxy builds "Invalid flush command." but sends no body.
-		return zreply{status: http.StatusBadRequest}
+		return zbare(http.StatusBadRequest, `Invalid flush command: give {"id":K}, {"backend-id":B} or no body.`)
 	}
 	return a.deleted(&p, err)
 }

@@ -140,7 +140,7 @@ var zproxyCases = []zproxyCase{
 		status: 404, want: zfail("Service nope not found.")},
 	{name: "reload", method: "PATCH", path: "/config", status: 200, want: okBody, calls: []string{"Reload"}},
 	{name: "reload fails", method: "PATCH", path: "/config", ctlErr: errors.New("parse error"),
-		status: 500, want: zfail("Failed to reload configuration."), calls: []string{"Reload"}},
+		status: 500, want: `{"result":"error","reason":"Failed to reload configuration.","errors":["parse error"]}`, calls: []string{"Reload"}},
 	{name: "body too large", method: "PATCH", path: "/sessions", body: strings.Repeat(" ", MaxBodyBytes+1),
 		status: 413, want: zfail("CTL request too long.")},
 	{name: "POST is not allowed", method: "POST", path: "/listeners", status: 405, want: ""},

@@ -234,10 +234,15 @@ func globalBackend(b *builder, c *Config, n *parser.Node, u []unit) {
 		return
 	}
 	for _, ch := range n.Children {
-		if lower(ch.Keyword) == "use" {
-			b.errorf(ch.Span, "unrecognized keyword")
-			return
+		if lower(ch.Keyword) != "use" {
+			continue
 		}
+		if b.opts.FirstError {
+			b.errorf(ch.Span, "unrecognized keyword") // Pound's wording
+		} else {
+			b.errorf(ch.Span, "unrecognized keyword %q: a named backend cannot use another", ch.Keyword)
+		}
+		return
 	}
 	be := b.backend(n, false)
 	if be == nil {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"net"
+	"strconv"
 	"strings"
 
 	"lbd/parser"
@@ -115,18 +116,23 @@ func (b *builder) clusterName(a parser.Arg) bool {
 	return ok
 }
 
-// redisAddress checks host:port, or (unixOK) an absolute socket path.
+// redisAddress checks host:port (a port from 1 to 65535), or (unixOK)
+// an absolute socket path.
 func (b *builder) redisAddress(a parser.Arg, unixOK bool) bool {
 	if unixOK && strings.HasPrefix(a.Text, "/") {
 		return true
 	}
+	what, want := "Sentinel", "host:port"
+	if unixOK {
+		what, want = "Redis", "host:port or /path/to/socket"
+	}
 	host, port, err := net.SplitHostPort(a.Text)
 	if err != nil || host == "" || port == "" {
-		if unixOK {
-			b.errorf(a.Span, "invalid Redis address: want host:port or /path/to/socket")
-		} else {
-			b.errorf(a.Span, "invalid Sentinel address: want host:port")
-		}
+		b.errorf(a.Span, "invalid %s address %q: want %s", what, a.Text, want)
+		return false
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+		b.errorf(a.Span, "invalid %s address %q: port %q is not a number from 1 to 65535", what, a.Text, port)
 		return false
 	}
 	return true
@@ -141,17 +147,24 @@ func globalCluster(b *builder, c *Config, n *parser.Node, _ []unit) {
 	}
 	cl := &Cluster{Pos: Locus(stmtSpan(n)), KeyPrefix: DefaultKeyPrefix}
 	walk(b, clusterTable, nil, cl, n.Children)
+	// A Redis or Sentinel statement with a bad address was reported
+	// where it is; the section does not lack it.
+	redis, sentinel := cl.Redis != "", len(cl.Sentinels) > 0
+	for _, ch := range n.Children {
+		redis = redis || ch.Is("Redis")
+		sentinel = sentinel || ch.Is("Sentinel")
+	}
 	switch {
-	case cl.Redis == "" && len(cl.Sentinels) == 0:
+	case !redis && !sentinel:
 		b.errorf(stmtSpan(n), "Cluster section has neither Redis nor Sentinel")
 		return
-	case cl.Redis != "" && len(cl.Sentinels) > 0:
+	case redis && sentinel:
 		b.errorf(stmtSpan(n), "Cluster section has both Redis and Sentinel")
 		return
-	case len(cl.Sentinels) > 0 && cl.Master == "":
+	case sentinel && cl.Master == "":
 		b.errorf(stmtSpan(n), "Cluster section with Sentinel needs Master")
 		return
-	case cl.Master != "" && len(cl.Sentinels) == 0:
+	case cl.Master != "" && !sentinel:
 		b.errorf(stmtSpan(n), "Master is only used with Sentinel")
 		return
 	}

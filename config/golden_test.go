@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/co
 const goldenDir = "../testdata/config"
 
 // goldenOptions reads test options from a first line such as
-// "# lbd-test: warn-deprecated no-include-dir".
+// "# lbd-test: warn-deprecated no-include-dir" (first-error: as pound).
 func goldenOptions(t *testing.T, path string) LoadOptions {
 	t.Helper()
 	src, err := os.ReadFile(path)
@@ -41,6 +41,8 @@ func goldenOptions(t *testing.T, path string) LoadOptions {
 			opts.NoIncludeDir = true
 		case w == "dns":
 			opts.NoDNS = false
+		case w == "first-error":
+			opts.FirstError = true // lbd invoked as pound
 		case strings.HasPrefix(w, "include-dir="):
 			opts.IncludeDir = strings.TrimPrefix(w, "include-dir=")
 		default:

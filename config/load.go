@@ -128,6 +128,7 @@ func build(path string, tree *parser.File, pdiags []*parser.Diagnostic, inc stri
 		}
 		walk(b, globalTable, globalUnsupported, b.cfg, tree.Nodes)
 		b.finish()
+		b.needListener(path)
 		for _, l := range b.cfg.Listeners {
 			if l.TLS != nil && l.TLS.ECDHCurve == "" {
 				l.TLS.ECDHCurve = b.cfg.ECDHCurve
@@ -135,6 +136,25 @@ func build(path string, tree *parser.File, pdiags []*parser.Diagnostic, inc stri
 		}
 	}
 	return b.result()
+}
+
+// needListener refuses a file that defines nothing to serve: no
+// listener and no Control socket, which Pound 4 counts as a listener.
+// Pound's pound -c passes such a file and its start stops with "no
+// listeners defined"; lbd refuses it already at -c and at a reload (a
+// reload to it would close every listener), as pound (FirstError) only
+// when it starts (cmd/lbd). Said only when nothing else is wrong: a
+// listener with an error is not missing.
+func (b *builder) needListener(path string) {
+	if len(b.cfg.Listeners) > 0 || b.cfg.Control != nil || b.opts.FirstError {
+		return
+	}
+	for _, d := range b.diags {
+		if !d.Warning {
+			return
+		}
+	}
+	b.errorf(parser.Span{Start: parser.Pos{File: path}}, "%s: no listeners defined", path)
 }
 
 // dropEscapeWarnings removes the parser's Pound 4 "unrecognized escape"
@@ -309,7 +329,7 @@ func dispatch[T any](b *builder, t table[T], unsup map[string]string, x T, n *pa
 		if canon, ok := unsup[string(key)]; ok {
 			b.unsupported(canon, n.Span)
 		} else {
-			b.errorf(n.Span, "unrecognized keyword")
+			unrecognized(b, t, unsup, n)
 		}
 		return
 	}

@@ -20,8 +20,11 @@ type Query struct {
 	// Client is the client address ("" means 127.0.0.1): IP sessions,
 	// ACLs and X-Forwarded-For see it.
 	Client string `json:"client,omitempty"`
-	// Listener is the listener's index (as in State.Listeners, zproxy's
-	// numbering) or name; "" chooses one from the URL (see Listener.Why).
+	// Listener is the listener's number or name; "" chooses one from the
+	// URL (see Listener.Why). On the control API the number is the
+	// socket's (the Pound socket counts its control socket as 0, the
+	// zproxy socket does not); the API hands the engine the index in
+	// its State.Listeners.
 	Listener string `json:"listener,omitempty"`
 }
 
@@ -65,6 +68,7 @@ type Request struct {
 
 // Listener is the listener that would receive the request.
 type Listener struct {
+	// Index numbers the listener as Query.Listener does.
 	Index    int    `json:"index"`
 	Name     string `json:"name,omitempty"`
 	Address  string `json:"address"`

@@ -329,7 +329,7 @@ func TestRemoveBackendRefusals(t *testing.T) {
 	for _, tc := range []struct{ path, errHas string }{
 		{"/1/0/0", "backend 0 is a redirect backend"},
 		{"/1/1/0", "its address is listed more than once in the service"},
-		{"/1/1/5", "no such backend"},
+		{"/1/1/5", "backend 5 not found in service 1 of listener 1"},
 	} {
 		_, errOut, code := lbctlRun(t, "lbctl", nil, "-s", ctl, "backend", "rm", tc.path)
 		if code != 1 || !strings.Contains(errOut, tc.errHas) {

@@ -54,6 +54,9 @@ func TestCheckConfigCommandLine(t *testing.T) {
 	}
 	writeFile(t, dir, "good.cfg", goodConfig)
 	writeFile(t, dir, "bad.cfg", badConfig)
+	writeFile(t, dir, "empty.cfg", "# nothing to serve\nDaemon 0\n")
+	writeFile(t, dir, "typo.cfg", strings.Replace(goodConfig, "Port", "Prot", 1))
+	writeFile(t, dir, "redis.cfg", "Cluster\n\tRedis \"127.0.0.1:99999\"\nEnd\n"+goodConfig)
 	diag := regexp.MustCompile(`^(lbd|pound): bad\.cfg:\d+\.\d+(-\d+(\.\d+)?)?: `)
 	cases := []struct {
 		name     string
@@ -73,6 +76,18 @@ func TestCheckConfigCommandLine(t *testing.T) {
 		{name: "as pound: the first error only", bin: pound, args: []string{"-c", "-f", "bad.cfg"}, code: 1, match: "pound: bad.cfg:", errLines: 1},
 		{name: "missing file", bin: lbd, args: []string{"-c", "-f", "nope.cfg"}, code: 1, match: "nope.cfg"},
 		{name: "version", bin: lbd, args: []string{"-V"}, match: "lbd"},
+		{name: "no listener refused", bin: lbd, args: []string{"-c", "-f", "empty.cfg"}, code: 1,
+			out: "lbd: empty.cfg: no listeners defined\n"},
+		// Pound 4's -c passes a file without listeners; its start refuses it.
+		{name: "as pound: no listener passes -c", bin: pound, args: []string{"-c", "-f", "empty.cfg"}},
+		{name: "as pound: no listener refused at start", bin: pound, args: []string{"-e", "-f", "empty.cfg"}, code: 1,
+			out: "pound: no listeners defined\n"},
+		{name: "misspelt keyword names the closest", bin: lbd, args: []string{"-c", "-f", "typo.cfg"}, code: 1,
+			match: `: unrecognized keyword "Prot"; did you mean "Port"?`},
+		{name: "as pound: Pound's wording", bin: pound, args: []string{"-c", "-f", "typo.cfg"}, code: 1,
+			match: ": unrecognized keyword\n"},
+		{name: "Redis port out of range, one error", bin: lbd, args: []string{"-c", "-f", "redis.cfg"}, code: 1,
+			out: `lbd: redis.cfg:2.15-31: invalid Redis address "127.0.0.1:99999": port "99999" is not a number from 1 to 65535` + "\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -223,9 +223,9 @@ func TestLbctlPoundSocket(t *testing.T) {
 		{name: "log clear", args: append(s, "log", "-d", "/1"), outHas: []string{"Listener 1 log level: (global)"}},
 		{name: "metrics", args: append(s, "metrics"), outHas: []string{`pound_backend_requests_total{listener="1",listener_name="main",service="1",service_name="web",backend="0"} `}},
 		{name: "version", args: append(s, "version"), outHas: []string{"lbctl: ", "server: "}},
-		{name: "unknown backend", args: append(s, "disable", "/1/1/7"), code: 1, errHas: "lbctl: Not Found\n"},
+		{name: "unknown backend", args: append(s, "disable", "/1/1/7"), code: 1, errHas: "lbctl: backend 7 not found in service 1 of listener 1"},
 		{name: "poundctl unknown listener", prog: "poundctl", args: append(s, "list", "/9"), code: 1, errHas: "poundctl: Not Found\n"},
-		{name: "control socket cannot be disabled", args: append(s, "off", "/0"), code: 1, errHas: "lbctl: Bad Request\n"},
+		{name: "control socket cannot be disabled", args: append(s, "off", "/0"), code: 1, errHas: "lbctl: listener 0 is the control socket itself: it cannot be changed\n"},
 		{name: "backend add refused", args: append(s, "backend", "add", "/1/1", "127.0.0.9:80"), code: 1, errHas: "cannot add backends"},
 	}
 	runSteps(t, steps)
@@ -298,7 +298,7 @@ func TestLbctlZproxySocket(t *testing.T) {
 			check: func(t *testing.T) {
 				rewrite("ListenHTTP\n\tBogus 1\nEnd\n")(t)
 				_, errOut, code := lbctlRun(t, "lbctl", nil, append(s, "reload")...)
-				if code != 1 || errOut != "lbctl: Failed to reload configuration.\n" {
+				if want := "lbctl: Failed to reload configuration:\n  " + p.cfg + ":2.9-13: unrecognized keyword \"Bogus\"\n"; code != 1 || errOut != want {
 					t.Errorf("broken reload: %d %q", code, errOut)
 				}
 				if seen := whoAnswered(t, p.addr, 3, ""); seen["?"] > 0 {

@@ -300,7 +300,7 @@ func TestRouteBadQuestions(t *testing.T) {
 			{[]string{"GET", "/a b"}, `URL "/a b"`},
 			{[]string{"-a", "not-an-ip", "GET", "/"}, `client address "not-an-ip"`},
 			{[]string{"-l", "nosuch", "GET", "/"}, `listener "nosuch": not found`},
-			{[]string{"-l", "3", "GET", "/"}, `listener 3: not found`},
+			{[]string{"-l", "3", "GET", "/"}, `listener 3 not found (listeners are numbered `},
 			{[]string{"G T", "/"}, `method "G T"`},
 			{[]string{"GET"}, "required argument missing"},
 		} {
@@ -331,13 +331,14 @@ func TestRouteTunnelAndSpecial(t *testing.T) {
 	p, _ := startTunnel(t, tunnelBlock(one.addr))
 	sock := filepath.Join(p.dir, "ctl.sock")
 	waitSocket(t, sock)
-	r := explainVia(t, sock, "-l", "1", "GET", "/")
+	// Numbered as lbctl list prints it: the control socket is listener 0.
+	r := explainVia(t, sock, "-l", "2", "GET", "/")
 	if r.Listener.Protocol != "tunnel" || r.Backend == nil || r.Backend.Address != one.addr || r.Balancer == nil ||
 		!strings.Contains(r.Outcome, "relayed to backend 0") {
 		t.Fatalf("tunnel: listener %+v backend %+v: %s", r.Listener, r.Backend, r.Outcome)
 	}
 	r = explainVia(t, sock, "GET", "/")
-	if r.Listener.Index != 0 || r.Reply == nil || r.Reply.Kind != "success" || r.Reply.Status != 200 || r.Backend.Via != "special" {
+	if r.Listener.Index != 1 || r.Reply == nil || r.Reply.Kind != "success" || r.Reply.Status != 200 || r.Backend.Via != "special" {
 		t.Fatalf("success backend: %+v reply %+v: %s", r.Backend, r.Reply, r.Outcome)
 	}
 }

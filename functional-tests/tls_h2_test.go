@@ -209,7 +209,8 @@ func TestH2StrictTranslation(t *testing.T) {
 }
 
 // TestH2Spec runs the h2spec conformance suite (RFC 9113 and RFC 7541,
-// strict mode) against a TLS listener; .ci/run installs h2spec.
+// strict mode) against a TLS listener; make functional builds h2spec from
+// its pinned tools module (tools/h2spec).
 func TestH2Spec(t *testing.T) {
 	p := newTLSPKI(t)
 	be := startBackend(t, "127.0.0.2", "one", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

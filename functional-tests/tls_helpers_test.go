@@ -139,7 +139,7 @@ func needTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Fatalf("%s is not installed (apt-get install openssl curl nghttp2-client; h2spec: see .ci/run)", name)
+		t.Fatalf("%s is not installed (apt-get install openssl curl nghttp2-client; h2spec: make bin/tools/h2spec)", name)
 	}
 	return p
 }

@@ -27,6 +27,10 @@ type conn struct {
 	target    string
 	dialect   string
 	coreReply []byte // GET /core as fetched by detect, if it was
+	// poundctl: invoked as poundctl, which prints only the status text
+	// of a refused Pound request, as Pound's poundctl does (Pound's
+	// testsuite compares it).
+	poundctl bool
 }
 
 // connect resolves the socket and the dialect on first use.
@@ -50,7 +54,7 @@ func (r *runner) connect() (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cn := &conn{c: c, target: target, dialect: r.opt.dialect}
+	cn := &conn{c: c, target: target, dialect: r.opt.dialect, poundctl: r.prog == "poundctl"}
 	if cn.dialect == "auto" {
 		if err := detect(cn); err != nil {
 			return nil, err
@@ -139,11 +143,15 @@ func detect(cn *conn) error {
 	return nil
 }
 
-// do sends a request and turns a failure into the message poundctl would
-// print: the status text for Pound ("Not Found"), zproxy's "reason".
+// do sends a request and turns a failure into the message to print: the
+// server's reason (refusal), or as poundctl on the Pound socket, the
+// status text poundctl prints ("Not Found").
 func (cn *conn) do(method, path string, body any) ([]byte, error) {
 	_, reply, err := cn.c.Do(method, path, body)
 	if err != nil {
+		if cn.poundctl && cn.dialect == dialectPound {
+			return reply, friendly(err)
+		}
 		return reply, replyError(err)
 	}
 	return reply, nil
@@ -152,19 +160,42 @@ func (cn *conn) do(method, path string, body any) ([]byte, error) {
 // get is do for GET.
 func (cn *conn) get(path string) ([]byte, error) { return cn.do(http.MethodGet, path, nil) }
 
-// replyError extracts zproxy's {"result":"error","reason":...} from a
-// failed reply; anything else keeps the client's message.
+// refusal is a request the server refused, with its reason and, for a
+// reload, every error of the configuration file. It wraps the
+// *client.StatusError, so callers can still look at the status.
+type refusal struct {
+	se     *client.StatusError
+	reason string
+	errors []string
+}
+
+// Error is the reason, then each configuration error on a line of its
+// own.
+func (e *refusal) Error() string {
+	if len(e.errors) == 0 {
+		return e.reason
+	}
+	return strings.TrimSuffix(e.reason, ".") + ":\n  " + strings.Join(e.errors, "\n  ")
+}
+
+func (e *refusal) Unwrap() error { return e.se }
+
+// replyError reads {"result":"error","reason":...,"errors":[...]} from a
+// failed reply (every refusal of lbd, as lbctl asks for JSON; zproxy's
+// own error replies); anything else keeps the client's message, the
+// status text.
 func replyError(err error) error {
 	var se *client.StatusError
 	if !errors.As(err, &se) {
 		return friendly(err)
 	}
 	var z struct {
-		Result string `json:"result"`
-		Reason string `json:"reason"`
+		Result string   `json:"result"`
+		Reason string   `json:"reason"`
+		Errors []string `json:"errors"`
 	}
 	if json.Unmarshal(se.Body, &z) == nil && z.Result == "error" && z.Reason != "" {
-		return errors.New(z.Reason)
+		return &refusal{se: se, reason: z.Reason, errors: z.Errors}
 	}
 	return err
 }

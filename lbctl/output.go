@@ -146,7 +146,7 @@ func (r *runner) printObject(cn *conn, o *object, reply []byte) error {
 	if cn.dialect == dialectPound {
 		addMetrics(cn, o)
 	}
-	if err := writeTable(r.env.Stdout, o.rows()); err != nil {
+	if err := writeTable(r.env.Stdout, cn.dialect, o.rows()); err != nil {
 		return err
 	}
 	if err := writeLimits(r.env.Stdout, o); err != nil {

@@ -47,27 +47,27 @@ Global services:
 
 // poundTable is lbctl's table for the fixture: requests and latency of
 // backend /1/0/0 come from GET /metrics.
-const poundTable = `PATH    TYPE      NAME      ADDRESS                 STATE     PRIO  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
-/0      listener  -         http:///run/lbd.sock    enabled   -     -       -      -         -        -
-/0/0    service   -         -                       enabled   -     -       -      -         -        -
-/0/0/0  control   -         -                       active    1     0       -      0         -        -
-/1      listener  main      http://127.0.0.1:8080   enabled   -     -       -      -         -        -
-/1/0    service   web       -                       enabled   -     -       -      -         -        1
-/1/0/0  backend   -         http://10.0.0.1:80      active    5     0       -      14        1.5ms    -
-/1/0/1  backend   -         http://10.0.0.2:80      disabled  5     0       -      0         -        -
-/1/0/2  backend   -         http://10.0.0.9:80      dead      1     65535   -      0         -        -
-/1/1    service   -         -                       enabled   -     -       -      -         -        -
-/1/1/0  redirect  -         301 http://example.org  active    1     0       -      0         -        -
-/-/0    service   fallback  -                       enabled   -     -       -      -         -        -
-/-/0/0  backend   -         http://10.0.1.1:8080    active    5     0       -      0         -        -
+const poundTable = `PATH    TYPE      NAME      ADDRESS                 STATE     PRIORITY  GROUP  CONNS  REQUESTS  LATENCY  SESSIONS
+/0      listener  -         http:///run/lbd.sock    enabled   -         -      -      -         -        -
+/0/0    service   -         -                       enabled   -         -      -      -         -        -
+/0/0/0  control   -         -                       active    1         0      -      0         -        -
+/1      listener  main      http://127.0.0.1:8080   enabled   -         -      -      -         -        -
+/1/0    service   web       -                       enabled   -         -      -      -         -        1
+/1/0/0  backend   -         http://10.0.0.1:80      active    5         0      -      14        1.5ms    -
+/1/0/1  backend   -         http://10.0.0.2:80      disabled  5         0      -      0         -        -
+/1/0/2  backend   -         http://10.0.0.9:80      dead      1         65535  -      0         -        -
+/1/1    service   -         -                       enabled   -         -      -      -         -        -
+/1/1/0  redirect  -         301 http://example.org  active    1         0      -      0         -        -
+/-/0    service   fallback  -                       enabled   -         -      -      -         -        -
+/-/0/0  backend   -         http://10.0.1.1:8080    active    5         0      -      0         -        -
 `
 
 // webTable is the table of service /1/0 with %d sessions.
-const webTable = `PATH    TYPE     NAME  ADDRESS             STATE     PRIO  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
-/1/0    service  web   -                   enabled   -     -       -      -         -        %d
-/1/0/0  backend  -     http://10.0.0.1:80  active    5     0       -      14        1.5ms    -
-/1/0/1  backend  -     http://10.0.0.2:80  disabled  5     0       -      0         -        -
-/1/0/2  backend  -     http://10.0.0.9:80  dead      1     65535   -      0         -        -
+const webTable = `PATH    TYPE     NAME  ADDRESS             STATE     PRIORITY  GROUP  CONNS  REQUESTS  LATENCY  SESSIONS
+/1/0    service  web   -                   enabled   -         -      -      -         -        %d
+/1/0/0  backend  -     http://10.0.0.1:80  active    5         0      -      14        1.5ms    -
+/1/0/1  backend  -     http://10.0.0.2:80  disabled  5         0      -      0         -        -
+/1/0/2  backend  -     http://10.0.0.9:80  dead      1         65535  -      0         -        -
 `
 
 const coreText = `Server time: 2026-11-30T05:40:00.000000
@@ -162,12 +162,12 @@ func TestPoundDialect(t *testing.T) {
 			outHas: []string{"Listener \"main\" http://127.0.0.1:8080 enabled\n     0. Service \"web\" active\n"}},
 		{name: "list backend template", args: []string{"-T", "default", "list", "/1/0/2"},
 			out: "backend (65535) http 10.0.0.9:80 1 dead active\n"},
-		{name: "list global service", args: []string{"list", "/-/0"}, outHas: []string{"\n/-/0/0  backend  -         http://10.0.1.1:8080  active   5     0       -      0         -        -\n"}},
+		{name: "list global service", args: []string{"list", "/-/0"}, outHas: []string{"\n/-/0/0  backend  -         http://10.0.1.1:8080  active   5         0      -      0         -        -\n"}},
 		{name: "list raw json", args: []string{"-j", "list", "/1/0/0"}, outHas: []string{`"address":"10.0.0.1:80", "alive":true`}},
 		{name: "list json indented", args: []string{"-j", "-i", "2", "list", "/1/0/0"}, outHas: []string{"{\n  \"address\": \"10.0.0.1:80\",\n"}},
 		{name: "list quiet", args: []string{"-q", "list", "/1/1"}, out: "/1/1\n/1/1/0\n"},
 		{name: "table with rate limits and password files", args: []string{"list", "/1"}, setup: withLimits,
-			outHas: []string{"/1/1/0  redirect  -     301 http://example.org  active    1     0       -      0         -        -\n" + limitsTable}},
+			outHas: []string{"/1/1/0  redirect  -     301 http://example.org  active    1         0      -      0         -        -\n" + limitsTable}},
 		{name: "service table with its limits only", args: []string{"list", "/1/0"}, setup: withLimits,
 			outHas: []string{"\n\nPATH  TBF KEY        RATE   BURST  BUCKETS\n/1/0  %[jwt sub]     10/s   20     3\n",
 				"\nPATH  BASICAUTH FILE  GENERATION  USERS  WATCHED\n/1/0  /etc/lbd/users  4           12     yes\n"}},
@@ -176,7 +176,8 @@ func TestPoundDialect(t *testing.T) {
 				`"basic_auth":[{"file":"/etc/lbd/users", "generation":4, "users":12, "watch":true}]`}},
 		{name: "quiet listing has paths only", args: []string{"-q", "list", "/1/0"}, setup: withLimits,
 			out: "/1/0\n/1/0/0\n/1/0/1\n/1/0/2\n"},
-		{name: "list unknown backend", args: []string{"list", "/1/0/9"}, code: 1, errHas: "lbctl: Not Found\n"},
+		{name: "list unknown backend", args: []string{"list", "/1/0/9"}, code: 1,
+			errHas: "lbctl: backend 9 not found in service 0 of listener 1 (backends are numbered by index, 0 to 2)\n"},
 		{name: "poundctl error prefix", prog: "poundctl", args: []string{"list", "/7"}, code: 1, errHas: "poundctl: Not Found\n"},
 		{name: "list bad uri", args: []string{"list", "1"}, code: 1, errHas: "lbctl: bad uri: should start with a /"},
 		{name: "list too many arguments", args: []string{"list", "/1", "/2"}, code: 1, errHas: "too many arguments"},
@@ -191,15 +192,18 @@ func TestPoundDialect(t *testing.T) {
 		{name: "log clear listener", args: []string{"log", "-d", "/1"}, calls: `SetLogLevel 0 ""`,
 			out: "Global log level: regular\nListener 1 log level: (global)\n"},
 		{name: "log set quiet", args: []string{"-q", "log", "/1", "combined"}, calls: `SetLogLevel 0 "combined"`},
-		{name: "log unknown format", args: []string{"log", "/1", "fancy"}, code: 1, errHas: "lbctl: Bad Request", calls: `SetLogLevel 0 "fancy"`},
+		{name: "log unknown format", args: []string{"log", "/1", "fancy"}, code: 1, errHas: "lbctl: unknown format \"fancy\"\n", calls: `SetLogLevel 0 "fancy"`},
 		{name: "log clear with format", args: []string{"log", "-d", "/1", "x"}, code: 1, errHas: "too many arguments"},
 		{name: "disable backend", args: []string{"disable", "/1/0/1"}, calls: "SetEnabled 0/0/1 false"},
 		{name: "on is enable", args: []string{"on", "/main/web/1"}, calls: "SetEnabled 0/0/1 true"},
 		{name: "off listener", args: []string{"off", "/1"}, calls: "SetEnabled 0/-1/-1 false"},
 		{name: "disable global service", args: []string{"disable", "/-/0"}, calls: "SetEnabled -1/0/-1 false"},
 		{name: "enable json reply", args: []string{"-j", "enable", "/1/0"}, out: "true\n", calls: "SetEnabled 0/0/-1 true"},
-		{name: "disable unknown backend", args: []string{"disable", "/1/0/9"}, code: 1, errHas: "lbctl: Not Found\n"},
-		{name: "disable control socket", args: []string{"disable", "/0"}, code: 1, errHas: "lbctl: Bad Request\n"},
+		{name: "disable unknown backend", args: []string{"disable", "/1/0/9"}, code: 1, errHas: "lbctl: backend 9 not found in service 0 of listener 1"},
+		{name: "disable unknown listener", args: []string{"disable", "/7"}, code: 1, errHas: "lbctl: listener 7 not found\n"},
+		{name: "disable control socket", args: []string{"disable", "/0"}, code: 1, errHas: "lbctl: listener 0 is the control socket itself: it cannot be changed\n"},
+		// As poundctl, the status text alone, as Pound's poundctl prints it.
+		{name: "poundctl: disable control socket", prog: "poundctl", args: []string{"disable", "/0"}, code: 1, errHas: "poundctl: Bad Request\n"},
 		{name: "disable needs a path", args: []string{"disable"}, code: 1, errHas: "lbctl: required argument missing\n"},
 		{name: "add session", args: []string{"add", "/1/0/0", "k1"}, calls: "AddSession 0/0 k1->0",
 			out: fmt.Sprintf(webTable, 2)},
@@ -222,11 +226,16 @@ func TestPoundDialect(t *testing.T) {
 		{name: "metrics", args: []string{"metrics"}, outHas: []string{"# TYPE pound_uptime counter\n", "# EOF\n"}},
 		{name: "reload", args: []string{"reload"}, calls: "Reload"},
 		{name: "reload refused", args: []string{"reload"}, setup: func(fc *fakeController) { fc.reloadErr = errors.New("bad file") },
-			code: 1, errHas: "lbctl: Bad Request", calls: "Reload"},
+			code: 1, errHas: "lbctl: the configuration was not reloaded; the running one stays:\n  bad file\n", calls: "Reload"},
+		{name: "reload refused with every error", args: []string{"reload"},
+			setup: func(fc *fakeController) {
+				fc.reloadErr = errors.Join(errors.New("a.cfg:2.1-6: unrecognized keyword \"Deamon\""), errors.New("a.cfg:5.9: no listeners defined"))
+			},
+			code: 1, errHas: "lbctl: the configuration was not reloaded; the running one stays:\n  a.cfg:2.1-6: unrecognized keyword \"Deamon\"\n  a.cfg:5.9: no listeners defined\n", calls: "Reload"},
 		{name: "reload endpoint missing", args: []string{"reload"}, noReload: true, code: 1, errHas: "no reload endpoint (PATCH /config)"},
 		{name: "backend add needs zproxy", args: []string{"backend", "add", "/1/0", "10.0.0.5:80"}, code: 1, errHas: "the Pound control API cannot add backends"},
 		{name: "version", args: []string{"version"}, outHas: []string{"lbctl: " + Version + "\n", "server: 9.9.9 (pid 4242) on "}},
-		{name: "dialect forced", args: []string{"--dialect", "zproxy", "list"}, code: 1, errHas: "lbctl: Not Found"},
+		{name: "dialect forced", args: []string{"--dialect", "zproxy", "list"}, code: 1, errHas: "lbctl: no such endpoint: GET /listeners\n"},
 	}
 	runCases(t, cases, func(t *testing.T, tc cmdCase) (string, *fakeController) {
 		return poundServer(t, !tc.noReload)

@@ -22,7 +22,7 @@ func (r *runner) routeCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "H", Usage: "add the request header `'Name: value'` (repeatable)"},
 			&cli.StringFlag{Name: "a", Usage: "the client's `ADDRESS` (default 127.0.0.1)"},
-			&cli.StringFlag{Name: "l", Usage: "the `LISTENER` (index or name; default: the one the URL reaches)"},
+			&cli.StringFlag{Name: "l", Usage: "the `LISTENER`, numbered as lbctl list prints it, or its name (default: the one the URL reaches)"},
 			&cli.BoolFlag{Name: "j", Usage: "print the JSON explanation", Destination: &r.opt.json},
 		},
 		Action: func(c *cli.Context) error {

@@ -15,14 +15,25 @@ type row struct {
 	prio, weight, conns, reqs, lat, sessn string
 }
 
-// tableHeader names the columns of the listing table.
-var tableHeader = row{"PATH", "TYPE", "NAME", "ADDRESS", "STATE", "PRIO", "WEIGHT", "CONNS", "REQUESTS", "LATENCY", "SESSIONS"}
+// tableHeader names the columns of the listing table. The two backend
+// numbers are named as the dialect's configuration names them, since
+// they mean different things: in Pound, PRIORITY is the backend's share
+// of the balancing (what lbctl weight and lbctl priority set) and GROUP
+// its balancer group (65535 for Emergency); in zproxy, PRIORITY is the
+// backend's tier and WEIGHT its share.
+func tableHeader(dialect string) row {
+	second := "WEIGHT"
+	if dialect == dialectPound {
+		second = "GROUP"
+	}
+	return row{"PATH", "TYPE", "NAME", "ADDRESS", "STATE", "PRIORITY", second, "CONNS", "REQUESTS", "LATENCY", "SESSIONS"}
+}
 
-// writeTable prints rows under the header, aligned with tabwriter as
-// ctr does.
-func writeTable(w io.Writer, rows []row) error {
+// writeTable prints rows under the dialect's header, aligned with
+// tabwriter as ctr does.
+func writeTable(w io.Writer, dialect string, rows []row) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, r := range append([]row{tableHeader}, rows...) {
+	for _, r := range append([]row{tableHeader(dialect)}, rows...) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			r.path, r.typ, r.name, r.addr, r.state, r.prio, r.weight, r.conns, r.reqs, r.lat, r.sessn)
 	}

@@ -9,13 +9,13 @@ import (
 // zproxyTable is lbctl's table for the fixture on the zproxy socket:
 // listeners from 0, backend ids, live connections and weights; a
 // redirect service lists no backends, as in zproxy's API.
-const zproxyTable = `PATH    TYPE      NAME         ADDRESS                STATE     PRIO  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
-/0      listener  main         http://127.0.0.1:8080  enabled   -     -       4      -         -        -
-/0/0    service   web          -                      enabled   -     -       -      -         -        1
-/0/0/0  backend   10.0.0.1-80  http://10.0.0.1:80     active    5     2       3      14        1.5ms    -
-/0/0/1  backend   10.0.0.2-80  http://10.0.0.2:80     disabled  5     1       0      0         -        -
-/0/0/2  backend   10.0.0.9-80  http://10.0.0.9:80     dead      1     1       0      0         -        -
-/0/1    service   -            -                      enabled   -     -       -      -         -        0
+const zproxyTable = `PATH    TYPE      NAME         ADDRESS                STATE     PRIORITY  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
+/0      listener  main         http://127.0.0.1:8080  enabled   -         -       4      -         -        -
+/0/0    service   web          -                      enabled   -         -       -      -         -        1
+/0/0/0  backend   10.0.0.1-80  http://10.0.0.1:80     active    5         2       3      14        1.5ms    -
+/0/0/1  backend   10.0.0.2-80  http://10.0.0.2:80     disabled  5         1       0      0         -        -
+/0/0/2  backend   10.0.0.9-80  http://10.0.0.9:80     dead      1         1       0      0         -        -
+/0/1    service   -            -                      enabled   -         -       -      -         -        0
 `
 
 // zproxyListing is the default template on the converted zproxy listing.
@@ -34,11 +34,11 @@ Listeners:
 `
 
 // zWebTable is the table of service /0/web with %d sessions.
-const zWebTable = `PATH      TYPE     NAME         ADDRESS             STATE     PRIO  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
-/0/web    service  web          -                   enabled   -     -       -      -         -        %d
-/0/web/0  backend  10.0.0.1-80  http://10.0.0.1:80  active    5     2       3      14        1.5ms    -
-/0/web/1  backend  10.0.0.2-80  http://10.0.0.2:80  disabled  5     1       0      0         -        -
-/0/web/2  backend  10.0.0.9-80  http://10.0.0.9:80  dead      1     1       0      0         -        -
+const zWebTable = `PATH      TYPE     NAME         ADDRESS             STATE     PRIORITY  WEIGHT  CONNS  REQUESTS  LATENCY  SESSIONS
+/0/web    service  web          -                   enabled   -         -       -      -         -        %d
+/0/web/0  backend  10.0.0.1-80  http://10.0.0.1:80  active    5         2       3      14        1.5ms    -
+/0/web/1  backend  10.0.0.2-80  http://10.0.0.2:80  disabled  5         1       0      0         -        -
+/0/web/2  backend  10.0.0.9-80  http://10.0.0.9:80  dead      1         1       0      0         -        -
 `
 
 func TestZproxyDialect(t *testing.T) {
@@ -76,7 +76,7 @@ func TestZproxyDialect(t *testing.T) {
 		{name: "backend add needs a service", args: []string{"backend", "add", "/0", "10.0.0.1:80"}, code: 1, errHas: "service not specified"},
 		{name: "reload", args: []string{"reload"}, calls: "Reload"},
 		{name: "reload refused", args: []string{"reload"}, setup: func(fc *fakeController) { fc.reloadErr = errors.New("bad") },
-			code: 1, errHas: "lbctl: Failed to reload configuration.\n", calls: "Reload"},
+			code: 1, errHas: "lbctl: Failed to reload configuration:\n  bad\n", calls: "Reload"},
 		{name: "version", args: []string{"version"}, outHas: []string{"lbctl: " + Version + "\n", "server: zproxy dialect on "}},
 	}
 	runCases(t, cases, func(t *testing.T, _ cmdCase) (string, *fakeController) { return zproxyServer(t) })

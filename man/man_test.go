@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -58,6 +59,33 @@ func TestPagesRenderWithoutWarnings(t *testing.T) {
 				if !strings.Contains(text, "\n"+section+"\n") {
 					t.Errorf("no %s section", section)
 				}
+			}
+		})
+	}
+}
+
+// TestPageStructure checks what groff does not warn about: a section
+// heading given twice, and a quotation inside quotes that renders as
+// doubled quote marks (""X" is ...").
+func TestPageStructure(t *testing.T) {
+	doubled := regexp.MustCompile(`""[A-Za-z0-9]|[A-Za-z0-9.]""`)
+	for _, page := range pages {
+		t.Run(page, func(t *testing.T) {
+			src, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, line := range strings.Split(string(src), "\n") {
+				if h, ok := strings.CutPrefix(line, ".SH "); ok {
+					if seen[h] {
+						t.Errorf("section %s appears twice", h)
+					}
+					seen[h] = true
+				}
+			}
+			for _, m := range doubled.FindAllString(render(t, page), -1) {
+				t.Errorf("doubled quotes: %q", m)
 			}
 		})
 	}

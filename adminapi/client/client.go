@@ -121,6 +121,9 @@ func (c *Client) Do(method, path string, body any) (int, []byte, error) {
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	// lbd then answers every refusal with its reason in JSON, where Pound
+	// and zproxy send an HTML page or a bare status.
+	req.Header.Set("Accept", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return 0, nil, fmt.Errorf("control socket %s: %w", c.target, unwrapURL(err))

@@ -187,3 +187,23 @@ func TestNewTLS(t *testing.T) {
 		})
 	}
 }
+
+// TestAsksForJSON: every request accepts JSON, which makes lbd answer
+// its refusals with their reason (adminapi's refusal.go).
+func TestAsksForJSON(t *testing.T) {
+	got := make(chan string, 1)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Accept")
+	}))
+	defer web.Close()
+	c, err := New(web.URL, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Do(http.MethodGet, "/core", nil); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-got; a != "application/json" {
+		t.Errorf("Accept %q, want application/json", a)
+	}
+}

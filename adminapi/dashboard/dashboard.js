@@ -86,7 +86,7 @@
     const out = [];
     for (const l of st.listeners) {
       const title = l.index < 0 ? "global services" :
-        "listener " + l.index + (l.name ? " “" + l.name + "”" : "");
+        "listener " + l.number + (l.name ? " “" + l.name + "”" : "");
       const sub = l.index < 0 ? "" : l.protocol + " " + l.address + " · " + l.connections + " connection(s) · generated 3xx/4xx/5xx " +
         l.hits_3xx + "/" + l.hits_4xx + "/" + l.hits_5xx + (l.enabled ? "" : " · DISABLED");
       const table = el("table", {}, header());

@@ -71,6 +71,12 @@ func run(o *options) int {
 		}
 		return exitOK
 	}
+	if len(cfg.Listeners) == 0 && cfg.Control == nil {
+		// As pound only (config.Load refuses the file otherwise): Pound
+		// 4's -c passes it, its start stops here.
+		fmt.Fprintf(os.Stderr, "%s: no listeners defined\n", o.prog)
+		return exitErr
+	}
 	if cfg.Daemon && !o.foreground && !o.stderr && os.Getenv(daemonEnv) == "" {
 		return daemonize(o)
 	}
