@@ -28,6 +28,7 @@ import (
 type daemon struct {
 	o       *options
 	log     *logrus.Logger
+	priv    *privileges
 	eng     *engine.Engine
 	node    *cluster.Node // nil without a Cluster section
 	ctl     *control
@@ -59,13 +60,14 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 	engine.Version = apiVersion(o.prog)
 	eopts := engine.Options{
 		Log: log, AccessOut: access, Prefix: prefix,
-		Load: func() (*config.Config, error) { return reloadConfig(o, cfg.Cluster, log) },
+		Load: func() (*config.Config, error) { return reloadConfig(o, cfg, log) },
 		// Pound's test suite reaches its DNS server through an
 		// LD_PRELOAD library, which a Go binary bypasses: lbd honours
 		// the same variables instead.
 		DNSRewrite: resolver.FakeDNS(os.Getenv),
 		Inherit:    inh,
 		Restore:    restore,
+		Listen:     d.priv.listen,
 	}
 	if cfg.Cluster != nil {
 		node, err := cluster.New(cfg.Cluster, log)
@@ -94,7 +96,7 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 		d.node.Started()
 	}
 	d.eng = eng
-	if d.ctl, err = startControl(o, cfg, front{eng, d}, inh, log); err != nil {
+	if d.ctl, err = startControl(o, cfg, front{eng, d}, inh, d.priv.creds, log); err != nil {
 		eng.Close()
 		return err
 	}
@@ -153,16 +155,20 @@ func (d *daemon) closeCluster() {
 	}
 }
 
-// reloadConfig re-reads the configuration file for a reload. The
-// Cluster section is read at start only: a changed one is reported and
-// waits for a restart.
-func reloadConfig(o *options, running *config.Cluster, log *logrus.Logger) (*config.Config, error) {
+// reloadConfig re-reads the configuration file for a reload (from
+// inside RootJail, as User). The Cluster section, User, Group and
+// RootJail are read at start only: a change is reported and waits for a
+// restart.
+func reloadConfig(o *options, running *config.Config, log *logrus.Logger) (*config.Config, error) {
 	cfg, _, err := config.Load(o.configFile, loadOptions(o))
 	if err != nil {
 		return nil, err
 	}
-	if !sameCluster(running, cfg.Cluster) {
+	if !sameCluster(running.Cluster, cfg.Cluster) {
 		log.Warn("the Cluster section changed: it takes effect when lbd restarts")
+	}
+	if changed := privilegesChanged(running, cfg); len(changed) > 0 {
+		log.Warn(privilegesWarning(changed))
 	}
 	return cfg, nil
 }

@@ -27,6 +27,12 @@ const (
 )
 
 func run(o *options) int {
+	if v := os.Getenv(upgradeConfigEnv); v != "" && os.Getenv(upgradeEnv) != "" {
+		// The new process of an upgrade in a jail: -f may be relative
+		// to a directory outside it.
+		o.configFile = v
+	}
+	os.Unsetenv(upgradeConfigEnv)
 	lopts := loadOptions(o)
 	cfg, warns, err := config.Load(o.configFile, lopts)
 	for _, w := range warns {
@@ -202,7 +208,13 @@ func serve(o *options, cfg *config.Config) int {
 	inh := engine.NewInherited()
 	pred, err := inheritFromPredecessor(inh)
 	if err == nil {
+		err = d.notify.inheritNotify()
+	}
+	if err == nil {
 		err = systemdSockets(inh)
+	}
+	if err == nil {
+		d.priv, err = resolvePrivileges(cfg)
 	}
 	if err != nil {
 		log.Errorf("%v", err)
@@ -221,6 +233,15 @@ func serve(o *options, cfg *config.Config) int {
 	defer d.closeCluster()
 	defer d.removePIDFile()
 	defer d.ctl.Close()
+	// Everything the configuration names is open: now RootJail, Group
+	// and User. lbd never goes on as root when they fail.
+	if err := d.dropPrivileges(); err != nil {
+		log.Error(err)
+		pred.answer(err)
+		d.notify.stopping("start failed: " + err.Error())
+		d.eng.Close()
+		return exitErr
+	}
 	if stop := startProfile(log); stop != nil {
 		defer stop()
 	}
