@@ -8,10 +8,10 @@ import (
 )
 
 // In RootJail the path of systemd's notification socket is out of
-// reach, so a process that enters a jail opens it first and keeps it
-// (connectNotify), and passes it on to the new process of an upgrade
-// (notifyFile, inheritNotify): readiness, reloads and the watchdog go on
-// working in the jail.
+// reach, and User may not be allowed to reach it, so a process that
+// drops its privileges opens it first and keeps it (connectNotify), and
+// passes it on to the new process of an upgrade (notifyFile,
+// inheritNotify): readiness, reloads and the watchdog go on working.
 
 // notifyFDEnv names the passed socket's descriptor in the new process.
 const notifyFDEnv = "LBD_NOTIFY_FD"

@@ -65,7 +65,8 @@ func resolvePrivileges(cfg *config.Config) (*privileges, error) {
 // jail's root.
 func (d *daemon) dropPrivileges() error {
 	p := d.priv
-	if p.creds.Jail != "" {
+	if p.creds.Jail != "" || p.creds.UID >= 0 || p.creds.GID >= 0 {
+		// Like every file lbd uses, opened before it may no longer be.
 		if err := d.notify.connectNotify(); err != nil {
 			return err
 		}
