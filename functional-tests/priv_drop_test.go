@@ -132,9 +132,12 @@ func TestPrivStartRefused(t *testing.T) {
 	tests := []struct {
 		name, stmt string
 		root       bool // the step is reached only when started as root
+		daemon     bool // Daemon 1, without -e: the command itself fails
 		wantRe     string
 	}{
 		{name: "unknown user", stmt: `User "lbd-no-such-user"`, wantRe: `lbd\.cfg:1\.6-23: User "lbd-no-such-user": no such user`},
+		{name: "unknown user, Daemon 1", stmt: `User "lbd-no-such-user"`, daemon: true,
+			wantRe: `lbd\.cfg:1\.6-23: User "lbd-no-such-user": no such user`},
 		{name: "unknown group", stmt: `Group "lbd-no-such-group"`, wantRe: `lbd\.cfg:1\.7-25: Group "lbd-no-such-group": no such group`},
 		{name: "jail that does not exist", stmt: `RootJail "/nonexistent/jail"`, root: true,
 			wantRe: `lbd\.cfg:1\.10-28: RootJail "/nonexistent/jail": chroot: no such file or directory`},
@@ -148,9 +151,13 @@ func TestPrivStartRefused(t *testing.T) {
 			dir := t.TempDir()
 			port := freePort(t)
 			cfgPath := filepath.Join(dir, "lbd.cfg")
-			writeCfg(t, cfgPath, tt.stmt+"\nDaemon 0\n"+privListener(port, be, ""))
+			args, daemon := []string{"-e", "-f", cfgPath}, "0"
+			if tt.daemon {
+				args, daemon = []string{"-f", cfgPath}, "1"
+			}
+			writeCfg(t, cfgPath, tt.stmt+"\nDaemon "+daemon+"\n"+privListener(port, be, ""))
 			p := &proc{out: &syncBuffer{}, done: make(chan struct{})}
-			p.cmd = exec.Command(binary(t, "lbd"), "-e", "-f", cfgPath)
+			p.cmd = exec.Command(binary(t, "lbd"), args...)
 			p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 			if err := p.cmd.Start(); err != nil {
 				t.Fatal(err)

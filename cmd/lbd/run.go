@@ -78,6 +78,12 @@ func run(o *options) int {
 		return exitOK
 	}
 	if cfg.Daemon && !o.foreground && !o.stderr && os.Getenv(daemonEnv) == "" {
+		// A User or Group that does not exist fails the command, as
+		// in Pound, not only the detached copy.
+		if _, err := resolvePrivileges(cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			return exitErr
+		}
 		return daemonize(o)
 	}
 	return serve(o, cfg)
