@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,7 +20,8 @@ import (
 // to install the binary, while the binary is not in the jail, and the
 // running lbd serves on; once it is there (with its libraries), the new
 // process starts in the jail as nobody, says READY=1, and reloads from
-// the jail too.
+// the jail too, and the PID file outside the jail follows it and is
+// removed at the stop.
 func TestPrivRootJail(t *testing.T) {
 	requireRoot(t)
 	uid, gid := nobodyIDs(t)
@@ -32,10 +34,17 @@ func TestPrivRootJail(t *testing.T) {
 	if err := os.MkdirAll(inJail(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sock, cfgPath := filepath.Join(dir, "ctl.sock"), filepath.Join(dir, "lbd.cfg")
+	run := filepath.Join(dir, "run") // outside the jail, nobody's
+	if err := os.Mkdir(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(run, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	sock, cfgPath, pidFile := filepath.Join(dir, "ctl.sock"), filepath.Join(dir, "lbd.cfg"), filepath.Join(run, "lbd.pid")
 	port, port2 := freePort(t), freePort(t)
-	base := fmt.Sprintf("RootJail %q\nUser \"nobody\"\nGroup \"nogroup\"\nDaemon 0\nLogLevel 0\nAlive 1\nGrace 2\nControl %q\n",
-		jail, sock) + privListener(port, be, "")
+	base := fmt.Sprintf("RootJail %q\nUser \"nobody\"\nGroup \"nogroup\"\nDaemon 0\nLogLevel 0\nAlive 1\nGrace 2\n"+
+		"Control %q\nPIDFile %q\n", jail, sock, pidFile) + privListener(port, be, "")
 	writeCfg(t, cfgPath, base)
 	writeCfg(t, inJail(cfgPath), base+privListener(port2, be, ""))
 	p := runLBD(t, dir, cfgPath, fmt.Sprintf("127.0.0.1:%d", port))
@@ -71,6 +80,11 @@ func TestPrivRootJail(t *testing.T) {
 	if _, msg := notify.waitFor(t, n, "READY=1", 10*time.Second); !strings.Contains(msg, fmt.Sprintf("(pid %d)", newPID)) {
 		t.Errorf("READY=1 after the upgrade is not the new process's: %q", msg)
 	}
+	// The PID file outside the jail follows the new process (through
+	// the directory its predecessor kept open).
+	if got := readPID(t, pidFile); got != newPID {
+		t.Errorf("PID file says %d, want the new process %d", got, newPID)
+	}
 	port3 := freePort(t)
 	writeCfg(t, inJail(cfgPath), base+privListener(port2, be, "")+privListener(port3, be, ""))
 	if ok, log := reloadLog(t, p, sock); !ok {
@@ -78,6 +92,11 @@ func TestPrivRootJail(t *testing.T) {
 	}
 	for _, pt := range []int{port, port2, port3} {
 		getOK(t, fmt.Sprintf("http://127.0.0.1:%d/", pt))
+	}
+	syscall.Kill(newPID, syscall.SIGINT)
+	waitGone(t, newPID, 10*time.Second)
+	if _, err := os.Stat(pidFile); err == nil {
+		t.Errorf("PID file %s left behind by the jailed lbd", pidFile)
 	}
 }
 

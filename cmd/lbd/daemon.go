@@ -34,6 +34,7 @@ type daemon struct {
 	ctl     *control
 	notify  notifier
 	pidFile string
+	pidDir  *os.File // the PID file's directory in a jail; nil: use the path
 	// upgrading is set while an upgrade runs and for good once one
 	// succeeded; handover then tells the main loop to drain.
 	upgrading atomic.Bool
@@ -107,11 +108,24 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 	}
 	d.pidFile = pidPath(o, cfg)
 	if d.pidFile != "" {
-		if err := writePIDFile(d.pidFile); err != nil {
+		if err := d.writePIDFile(); err != nil {
 			log.Warnf("can't write PID file %s: %v", d.pidFile, err)
 		}
 	}
 	return nil
+}
+
+// writePIDFile writes the PID file, in its directory kept open in a
+// jail (pidfile.go).
+func (d *daemon) writePIDFile() error {
+	var err error
+	if d.pidDir, err = pidDirFor(d.pidFile, d.priv.creds.Jail); err != nil {
+		return err
+	}
+	if d.pidDir != nil {
+		return writePIDFileAt(d.pidDir, d.pidFile)
+	}
+	return writePIDFile(d.pidFile)
 }
 
 // writePIDFile replaces the PID file in one step (a new file renamed
@@ -186,6 +200,12 @@ func sameCluster(a, b *config.Cluster) bool {
 // removePIDFile removes the PID file unless a successor wrote its own.
 func (d *daemon) removePIDFile() {
 	if d.pidFile == "" {
+		return
+	}
+	if d.pidDir != nil {
+		if err := removePIDFileAt(d.pidDir, d.pidFile); err != nil {
+			d.log.Warnf("can't remove PID file %s: %v", d.pidFile, err)
+		}
 		return
 	}
 	b, err := os.ReadFile(d.pidFile)

@@ -122,6 +122,10 @@ func (d *daemon) spawnSuccessor() (int, error) {
 		defer nf.Close()
 		cmd.ExtraFiles, cmd.Env = append(cmd.ExtraFiles, nf), append(cmd.Env, nenv)
 	}
+	if d.pidDir != nil {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", pidDirFDEnv, 3+len(cmd.ExtraFiles)), pidDirEnv+"="+d.pidDir.Name())
+		cmd.ExtraFiles = append(cmd.ExtraFiles, d.pidDir)
+	}
 	err = d.priv.startSuccessor(cmd)
 	theirs.Close()
 	if err != nil {
@@ -264,7 +268,8 @@ func successorEnv(env []string) []string {
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case upgradeEnv, daemonEnv, upgradeExeEnv, upgradeConfigEnv, notifyFDEnv, "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID":
+		case upgradeEnv, daemonEnv, upgradeExeEnv, upgradeConfigEnv, notifyFDEnv, pidDirFDEnv, pidDirEnv,
+			"LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID":
 			continue
 		}
 		out = append(out, kv)
