@@ -47,7 +47,9 @@ func TestPrivRootJail(t *testing.T) {
 		"Control %q\nPIDFile %q\n", jail, sock, pidFile) + privListener(port, be, "")
 	writeCfg(t, cfgPath, base)
 	writeCfg(t, inJail(cfgPath), base+privListener(port2, be, ""))
-	p := runLBD(t, dir, cfgPath, fmt.Sprintf("127.0.0.1:%d", port))
+	// Named relative to lbd's working directory, which the jail
+	// leaves behind: reloads and upgrades must still find the file.
+	p := runLBD(t, dir, "lbd.cfg", fmt.Sprintf("127.0.0.1:%d", port))
 	waitDropped(t, p)
 	pid := p.cmd.Process.Pid
 	checkJailed(t, pid, jail)

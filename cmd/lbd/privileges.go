@@ -60,9 +60,22 @@ func resolvePrivileges(cfg *config.Config) (*privileges, error) {
 	return p, nil
 }
 
-// dropPrivileges enters RootJail and becomes Group and User. A relative
-// configuration file is made absolute first: a reload reads it from the
-// jail's root.
+// jailConfigPath makes a relative configuration file absolute when lbd
+// is to enter RootJail: a reload reads it from the jail's root. It runs
+// before anything (the control socket) can start a reload.
+func (d *daemon) jailConfigPath() error {
+	if d.priv.creds.Jail == "" || filepath.IsAbs(d.o.configFile) {
+		return nil
+	}
+	abs, err := filepath.Abs(d.o.configFile)
+	if err != nil {
+		return err
+	}
+	d.o.configFile = abs
+	return nil
+}
+
+// dropPrivileges enters RootJail and becomes Group and User.
 func (d *daemon) dropPrivileges() error {
 	p := d.priv
 	if p.creds.Jail != "" || p.creds.UID >= 0 || p.creds.GID >= 0 {
@@ -70,13 +83,6 @@ func (d *daemon) dropPrivileges() error {
 		if err := d.notify.connectNotify(); err != nil {
 			return err
 		}
-	}
-	if p.creds.Jail != "" && !filepath.IsAbs(d.o.configFile) {
-		abs, err := filepath.Abs(d.o.configFile)
-		if err != nil {
-			return err
-		}
-		d.o.configFile = abs
 	}
 	b, err := privdrop.Drop(p.creds, privdrop.Current(p.inherited))
 	if err != nil {

@@ -222,6 +222,9 @@ func serve(o *options, cfg *config.Config) int {
 	if err == nil {
 		d.priv, err = resolvePrivileges(cfg)
 	}
+	if err == nil {
+		err = d.jailConfigPath()
+	}
 	if err != nil {
 		log.Errorf("%v", err)
 		pred.answer(err)
