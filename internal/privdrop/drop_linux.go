@@ -35,8 +35,9 @@ func Drop(c Creds, cur State) (*Binder, error) {
 		return nil, err
 	}
 	// The zone of log times is read on first use: in the jail there
-	// may be no /etc/localtime to read it from.
-	time.Now().Zone()
+	// may be no /etc/localtime to read it from. The call is for that
+	// side effect alone.
+	_, _ = time.Now().Zone()
 	var b *Binder
 	if p.keepBind {
 		// Before any id changes: the thread must hold PR_SET_KEEPCAPS
