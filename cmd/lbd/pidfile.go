@@ -45,7 +45,7 @@ func pidDirFor(path string, jail string) (*os.File, error) {
 	if jail == "" {
 		return nil, nil
 	}
-	n, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	n, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("PID file directory %s: %w", dir, err)
 	}
