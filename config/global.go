@@ -72,14 +72,20 @@ var globalTable = table[*Config]{}
 
 func initGlobalTable() {
 	t := globalTable
-	t.add("User", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.User = u[0].arg.Text })
+	t.add("User", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) {
+		c.User, c.UserPos = u[0].arg.Text, Locus(u[0].arg.Span)
+	})
 	t.add("ECDHCurve", "s", func(b *builder, c *Config, _ *parser.Node, u []unit) {
 		if b.curve(u[0].arg) {
 			c.ECDHCurve = u[0].arg.Text
 		}
 	})
-	t.add("Group", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.Group = u[0].arg.Text })
-	t.add("RootJail", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.RootJail = u[0].arg.Text })
+	t.add("Group", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) {
+		c.Group, c.GroupPos = u[0].arg.Text, Locus(u[0].arg.Span)
+	})
+	t.add("RootJail", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) {
+		c.RootJail, c.RootJailPos = u[0].arg.Text, Locus(u[0].arg.Span)
+	})
 	t.add("Daemon", "b", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.Daemon = boolArg(u[0]) })
 	t.add("Threads", "n", func(b *builder, c *Config, _ *parser.Node, u []unit) {
 		if n, ok := b.intArg(u[0].arg, 1, maxInt); ok {

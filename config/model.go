@@ -41,7 +41,13 @@ type Config struct {
 	User     string `json:"user,omitempty"`
 	Group    string `json:"group,omitempty"`
 	RootJail string `json:"root_jail,omitempty"`
-	Daemon   bool   `json:"daemon"`
+	// UserPos, GroupPos and RootJailPos locate those statements: lbd
+	// acts on them after loading (the privilege drop), and its errors
+	// name them.
+	UserPos     Locus `json:"-"`
+	GroupPos    Locus `json:"-"`
+	RootJailPos Locus `json:"-"`
+	Daemon      bool  `json:"daemon"`
 	// Threads is the classic worker count (Pound default 128); lbd uses
 	// goroutines, so it is advisory.
 	Threads int `json:"threads"`

@@ -44,6 +44,11 @@ type Options struct {
 	// Cluster, when set, is told of every control change and reload
 	// (see ApplyChange for the way back); nil without a Cluster section.
 	Cluster adminapi.Cluster
+	// Listen, when set, opens the TCP listening sockets lbd binds
+	// itself (lbd runs it where CAP_NET_BIND_SERVICE is kept after the
+	// privilege drop, so that a reload can add a listener on a port
+	// below 1024); nil = lc.Listen.
+	Listen func(lc *net.ListenConfig, network, address string) (net.Listener, error)
 }
 
 // Engine runs one configuration at a time.
@@ -102,7 +107,7 @@ func (e *Engine) Start() error {
 	e.started = time.Now()
 	keys := bindKeys(e.g.cfg.Listeners)
 	for i, l := range e.g.cfg.Listeners {
-		ln, raw, err := bind(l, keys[i], e.opts.Inherit, e.opts.Log)
+		ln, raw, err := e.bind(l, keys[i])
 		if err != nil {
 			e.closeAll()
 			return fmt.Errorf("%s: listener %d: %w", l.Pos, i, err)

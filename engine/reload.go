@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"lbd/adminapi"
@@ -57,7 +58,7 @@ func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {
 			delete(old, key)
 			continue
 		}
-		ln, raw, err := bind(l, key, e.opts.Inherit, e.opts.Log)
+		ln, raw, err := e.bind(l, key)
 		if err != nil {
 			for _, s := range fresh {
 				s.ln.Close()
@@ -65,7 +66,7 @@ func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {
 			for _, d := range g.detach {
 				d()
 			}
-			return err
+			return fmt.Errorf("%s: %w", l.Pos, err)
 		}
 		s := &server{key: key, name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(g.listeners[i])}
 		next[i], fresh = s, append(fresh, s)

@@ -58,20 +58,20 @@ func listenAddress(l *config.Listener) string {
 // when Address is a path, or a socket received over SocketFrom. raw is
 // the socket itself, ln what the proxy accepts on (a TLS wrapper for
 // ListenHTTPS).
-func bind(l *config.Listener, key string, inh *Inherited, log *logrus.Logger) (ln, raw net.Listener, err error) {
-	raw = inh.take(l, key)
+func (e *Engine) bind(l *config.Listener, key string) (ln, raw net.Listener, err error) {
+	raw = e.opts.Inherit.take(l, key)
 	if raw != nil {
-		log.Debugf("%s: using the inherited socket %s", l.Pos, raw.Addr())
-	} else if raw, err = bindRaw(l, log); err != nil {
+		e.opts.Log.Debugf("%s: using the inherited socket %s", l.Pos, raw.Addr())
+	} else if raw, err = bindRaw(l, e.opts.Log, e.opts.Listen); err != nil {
 		return nil, nil, err
 	}
 	if l.HTTPS {
-		return listener.NewTLS(raw, log), raw, nil
+		return listener.NewTLS(raw, e.opts.Log), raw, nil
 	}
 	return raw, raw, nil
 }
 
-func bindRaw(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
+func bindRaw(l *config.Listener, log *logrus.Logger, listen func(*net.ListenConfig, string, string) (net.Listener, error)) (net.Listener, error) {
 	if l.SocketFrom != "" {
 		ln, err := socketFrom(l.SocketFrom)
 		if err == nil {
@@ -96,6 +96,9 @@ func bindRaw(l *config.Listener, log *logrus.Logger) (net.Listener, error) {
 	// options set on a listener reach accepted connections only on a TCP
 	// one.
 	lc.SetMultipathTCP(false)
+	if listen != nil {
+		return listen(&lc, "tcp", addr)
+	}
 	return lc.Listen(context.Background(), "tcp", addr)
 }
 

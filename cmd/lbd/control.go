@@ -2,19 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
+	"syscall"
 
 	"github.com/sirupsen/logrus"
 
 	"lbd/adminapi"
 	"lbd/config"
 	"lbd/engine"
+	"lbd/internal/privdrop"
 )
 
 // control is the running control sockets: the Pound 4 dialect on the
@@ -23,6 +25,7 @@ type control struct {
 	servers []*adminapi.Server
 	lns     map[string]net.Listener // by socket path
 	inh     *engine.Inherited
+	owner   privdrop.Creds
 }
 
 // Close stops the control servers and removes their sockets.
@@ -45,13 +48,15 @@ func (c *control) HandOver(ctx context.Context) {
 // sockets returns the listening control sockets by path.
 func (c *control) sockets() map[string]net.Listener { return c.lns }
 
-func startControl(o *options, cfg *config.Config, eng adminapi.Controller, inh *engine.Inherited, log *logrus.Logger) (*control, error) {
-	c := &control{lns: map[string]net.Listener{}, inh: inh}
+// startControl opens and serves the control sockets; owner is the User
+// and Group a socket with ChangeOwner is given.
+func startControl(o *options, cfg *config.Config, eng adminapi.Controller, inh *engine.Inherited, owner privdrop.Creds, log *logrus.Logger) (*control, error) {
+	c := &control{lns: map[string]net.Listener{}, inh: inh, owner: owner}
 	// zproxy serves its own API on the Control socket; when -C names the
 	// same path there is one socket, in zproxy's dialect.
 	same := cfg.Control != nil && o.control != "" && samePath(cfg.Control.Socket, o.control)
 	if cfg.Control != nil && cfg.Control.Socket != "" && !same {
-		if err := c.serve(cfg.Control, adminapi.NewPoundHandler(eng), cfg, log); err != nil {
+		if err := c.serve(cfg.Control, adminapi.NewPoundHandler(eng), log); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -61,7 +66,7 @@ func startControl(o *options, cfg *config.Config, eng adminapi.Controller, inh *
 		if same {
 			z = cfg.Control
 		}
-		if err := c.serve(z, adminapi.NewZproxyHandler(eng), cfg, log); err != nil {
+		if err := c.serve(z, adminapi.NewZproxyHandler(eng), log); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -69,7 +74,7 @@ func startControl(o *options, cfg *config.Config, eng adminapi.Controller, inh *
 	return c, nil
 }
 
-func (c *control) serve(ctl *config.Control, h adminapiHandler, cfg *config.Config, log *logrus.Logger) error {
+func (c *control) serve(ctl *config.Control, h adminapiHandler, log *logrus.Logger) error {
 	mode := os.FileMode(ctl.Mode)
 	ln := c.inh.TakeControl(ctl.Socket)
 	if ln == nil {
@@ -83,16 +88,16 @@ func (c *control) serve(ctl *config.Control, h adminapiHandler, cfg *config.Conf
 		if mode == 0 {
 			mode = 0o600
 		}
-		if err := os.Chmod(ctl.Socket, mode.Perm()); err != nil {
+		if err := ensureMode(ctl.Socket, mode.Perm()); err != nil && !c.outOfReach(err) {
 			ln.Close()
 			return fmt.Errorf("control socket %s: %w", ctl.Socket, err)
 		}
 	}
 	c.lns[ctl.Socket] = ln
 	if ctl.ChangeOwner {
-		if err := chownToConfig(ctl.Socket, cfg); err != nil {
+		if err := ensureOwner(ctl.Socket, c.owner.UID, c.owner.GID); err != nil && !c.outOfReach(err) {
 			ln.Close()
-			return err
+			return fmt.Errorf("control socket %s: %w", ctl.Socket, err)
 		}
 	}
 	s := adminapi.NewServer(h)
@@ -121,27 +126,42 @@ func samePath(a, b string) bool {
 // adminapiHandler is what a control socket serves.
 type adminapiHandler = http.Handler
 
-// chownToConfig gives the control socket to the configured User and Group
-// (Pound's ChangeOwner).
-func chownToConfig(path string, cfg *config.Config) error {
-	uid, gid := -1, -1
-	if cfg.User != "" {
-		u, err := user.Lookup(cfg.User)
-		if err != nil {
-			return fmt.Errorf("control socket owner: %w", err)
+// outOfReach reports whether err says the socket file is not there for
+// a process that runs in RootJail: the lbd before it made it outside
+// the jail, with the mode and owner asked for, and passed the socket.
+func (c *control) outOfReach(err error) bool {
+	return c.owner.Jail != "" && errors.Is(err, fs.ErrNotExist)
+}
+
+// ensureMode gives path mode unless it has it: the process that takes
+// the socket over at an upgrade may no longer own it (it was made
+// before the privilege drop), and then may not change it even to the
+// same mode.
+func ensureMode(path string, mode os.FileMode) error {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() == mode {
+		return nil
+	}
+	return os.Chmod(path, mode)
+}
+
+// ensureOwner gives path to uid and gid (-1: unchanged; Pound's
+// ChangeOwner with the configuration's User and Group, looked up before
+// the drop), skipping what is so already, for the same reason.
+func ensureOwner(path string, uid, gid int) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if uid == int(st.Uid) {
+			uid = -1
 		}
-		if uid, err = strconv.Atoi(u.Uid); err != nil {
-			return fmt.Errorf("control socket owner %s: uid %q: %w", cfg.User, u.Uid, err)
+		if gid == int(st.Gid) {
+			gid = -1
 		}
 	}
-	if cfg.Group != "" {
-		g, err := user.LookupGroup(cfg.Group)
-		if err != nil {
-			return fmt.Errorf("control socket group: %w", err)
-		}
-		if gid, err = strconv.Atoi(g.Gid); err != nil {
-			return fmt.Errorf("control socket group %s: gid %q: %w", cfg.Group, g.Gid, err)
-		}
+	if uid == -1 && gid == -1 {
+		return nil
 	}
 	return os.Chown(path, uid, gid)
 }

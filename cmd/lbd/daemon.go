@@ -28,11 +28,13 @@ import (
 type daemon struct {
 	o       *options
 	log     *logrus.Logger
+	priv    *privileges
 	eng     *engine.Engine
 	node    *cluster.Node // nil without a Cluster section
 	ctl     *control
 	notify  notifier
 	pidFile string
+	pidDir  *os.File // the PID file's directory in a jail; nil: use the path
 	// upgrading is set while an upgrade runs and for good once one
 	// succeeded; handover then tells the main loop to drain.
 	upgrading atomic.Bool
@@ -59,13 +61,14 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 	engine.Version = apiVersion(o.prog)
 	eopts := engine.Options{
 		Log: log, AccessOut: access, Prefix: prefix,
-		Load: func() (*config.Config, error) { return reloadConfig(o, cfg.Cluster, log) },
+		Load: func() (*config.Config, error) { return reloadConfig(o, cfg, log) },
 		// Pound's test suite reaches its DNS server through an
 		// LD_PRELOAD library, which a Go binary bypasses: lbd honours
 		// the same variables instead.
 		DNSRewrite: resolver.FakeDNS(os.Getenv),
 		Inherit:    inh,
 		Restore:    restore,
+		Listen:     d.priv.listen,
 	}
 	if cfg.Cluster != nil {
 		node, err := cluster.New(cfg.Cluster, log)
@@ -94,7 +97,7 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 		d.node.Started()
 	}
 	d.eng = eng
-	if d.ctl, err = startControl(o, cfg, front{eng, d}, inh, log); err != nil {
+	if d.ctl, err = startControl(o, cfg, front{eng, d}, inh, d.priv.creds, log); err != nil {
 		eng.Close()
 		return err
 	}
@@ -105,11 +108,24 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 	}
 	d.pidFile = pidPath(o, cfg)
 	if d.pidFile != "" {
-		if err := writePIDFile(d.pidFile); err != nil {
+		if err := d.writePIDFile(); err != nil {
 			log.Warnf("can't write PID file %s: %v", d.pidFile, err)
 		}
 	}
 	return nil
+}
+
+// writePIDFile writes the PID file, in its directory kept open in a
+// jail (pidfile.go).
+func (d *daemon) writePIDFile() error {
+	var err error
+	if d.pidDir, err = pidDirFor(d.pidFile, d.priv.creds.Jail); err != nil {
+		return err
+	}
+	if d.pidDir != nil {
+		return writePIDFileAt(d.pidDir, d.pidFile)
+	}
+	return writePIDFile(d.pidFile)
 }
 
 // writePIDFile replaces the PID file in one step (a new file renamed
@@ -153,16 +169,20 @@ func (d *daemon) closeCluster() {
 	}
 }
 
-// reloadConfig re-reads the configuration file for a reload. The
-// Cluster section is read at start only: a changed one is reported and
-// waits for a restart.
-func reloadConfig(o *options, running *config.Cluster, log *logrus.Logger) (*config.Config, error) {
+// reloadConfig re-reads the configuration file for a reload (from
+// inside RootJail, as User). The Cluster section, User, Group and
+// RootJail are read at start only: a change is reported and waits for a
+// restart.
+func reloadConfig(o *options, running *config.Config, log *logrus.Logger) (*config.Config, error) {
 	cfg, _, err := config.Load(o.configFile, loadOptions(o))
 	if err != nil {
 		return nil, err
 	}
-	if !sameCluster(running, cfg.Cluster) {
+	if !sameCluster(running.Cluster, cfg.Cluster) {
 		log.Warn("the Cluster section changed: it takes effect when lbd restarts")
+	}
+	if changed := privilegesChanged(running, cfg); len(changed) > 0 {
+		log.Warn(privilegesWarning(changed))
 	}
 	return cfg, nil
 }
@@ -180,6 +200,12 @@ func sameCluster(a, b *config.Cluster) bool {
 // removePIDFile removes the PID file unless a successor wrote its own.
 func (d *daemon) removePIDFile() {
 	if d.pidFile == "" {
+		return
+	}
+	if d.pidDir != nil {
+		if err := removePIDFileAt(d.pidDir, d.pidFile); err != nil {
+			d.log.Warnf("can't remove PID file %s: %v", d.pidFile, err)
+		}
 		return
 	}
 	b, err := os.ReadFile(d.pidFile)

@@ -27,6 +27,12 @@ const (
 )
 
 func run(o *options) int {
+	if v := os.Getenv(upgradeConfigEnv); v != "" && os.Getenv(upgradeEnv) != "" {
+		// The new process of an upgrade in a jail: -f may be relative
+		// to a directory outside it.
+		o.configFile = v
+	}
+	os.Unsetenv(upgradeConfigEnv)
 	lopts := loadOptions(o)
 	cfg, warns, err := config.Load(o.configFile, lopts)
 	for _, w := range warns {
@@ -78,6 +84,12 @@ func run(o *options) int {
 		return exitErr
 	}
 	if cfg.Daemon && !o.foreground && !o.stderr && os.Getenv(daemonEnv) == "" {
+		// A User or Group that does not exist fails the command, as
+		// in Pound, not only the detached copy.
+		if _, err := resolvePrivileges(cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			return exitErr
+		}
 		return daemonize(o)
 	}
 	return serve(o, cfg)
@@ -208,7 +220,16 @@ func serve(o *options, cfg *config.Config) int {
 	inh := engine.NewInherited()
 	pred, err := inheritFromPredecessor(inh)
 	if err == nil {
+		err = d.notify.inheritNotify()
+	}
+	if err == nil {
 		err = systemdSockets(inh)
+	}
+	if err == nil {
+		d.priv, err = resolvePrivileges(cfg)
+	}
+	if err == nil {
+		err = d.jailConfigPath()
 	}
 	if err != nil {
 		log.Errorf("%v", err)
@@ -227,6 +248,15 @@ func serve(o *options, cfg *config.Config) int {
 	defer d.closeCluster()
 	defer d.removePIDFile()
 	defer d.ctl.Close()
+	// Everything the configuration names is open: now RootJail, Group
+	// and User. lbd never goes on as root when they fail.
+	if err := d.dropPrivileges(); err != nil {
+		log.Error(err)
+		pred.answer(err)
+		d.notify.stopping("start failed: " + err.Error())
+		d.eng.Close()
+		return exitErr
+	}
 	if stop := startProfile(log); stop != nil {
 		defer stop()
 	}

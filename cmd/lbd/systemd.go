@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -20,12 +21,22 @@ import (
 // $NOTIFY_SOCKET; without it every call does nothing.
 type notifier struct {
 	log *logrus.Logger
+	// conn, when set, is $NOTIFY_SOCKET opened before RootJail hid its
+	// path (notifyconn.go).
+	conn *net.UnixConn
 }
 
 // send sends one notification of newline-separated assignments. A
 // failure is logged once per message: it never stops lbd.
 func (n notifier) send(lines ...string) {
-	if _, err := sd.SdNotify(false, strings.Join(lines, "\n")); err != nil {
+	msg := strings.Join(lines, "\n")
+	var err error
+	if n.conn != nil {
+		_, err = n.conn.Write([]byte(msg))
+	} else {
+		_, err = sd.SdNotify(false, msg)
+	}
+	if err != nil {
 		n.log.Warnf("systemd notify: %v", err)
 	}
 }

@@ -79,9 +79,9 @@ func (d *daemon) startUpgrade() (adminapi.UpgradeResult, error) {
 
 // spawnSuccessor starts the new binary and waits for its answer.
 func (d *daemon) spawnSuccessor() (int, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return 0, err
+	exe := d.priv.exe
+	if exe == "" {
+		return 0, errors.New("the path of lbd's binary is unknown (/proc was not mounted at start)")
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -108,10 +108,25 @@ func (d *daemon) spawnSuccessor() (int, error) {
 	}
 	cmd := exec.Command(exe, os.Args[1:]...)
 	cmd.Args[0] = os.Args[0] // invoked as pound stays pound
-	cmd.Env = successorEnv(os.Environ())
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Env = append(successorEnv(os.Environ()), d.priv.successorEnv(d.o.configFile)...)
+	// All three are this process's: os/exec would open /dev/null for a
+	// nil Stdin, and a jail may have none.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{theirs}
-	err = cmd.Start()
+	nf, nenv, err := d.notify.notifyFile(3 + len(cmd.ExtraFiles))
+	if err != nil {
+		theirs.Close()
+		return 0, err
+	}
+	if nf != nil {
+		defer nf.Close()
+		cmd.ExtraFiles, cmd.Env = append(cmd.ExtraFiles, nf), append(cmd.Env, nenv)
+	}
+	if d.pidDir != nil {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", pidDirFDEnv, 3+len(cmd.ExtraFiles)), pidDirEnv+"="+d.pidDir.Name())
+		cmd.ExtraFiles = append(cmd.ExtraFiles, d.pidDir)
+	}
+	err = d.priv.startSuccessor(cmd)
 	theirs.Close()
 	if err != nil {
 		return 0, err
@@ -253,7 +268,8 @@ func successorEnv(env []string) []string {
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case upgradeEnv, daemonEnv, "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID":
+		case upgradeEnv, daemonEnv, upgradeExeEnv, upgradeConfigEnv, notifyFDEnv, pidDirFDEnv, pidDirEnv,
+			"LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID":
 			continue
 		}
 		out = append(out, kv)

@@ -12,13 +12,15 @@ import (
 )
 
 // TestSuccessorEnv: the new process gets the handshake descriptor and
-// never the socket activation, watchdog PID or daemonization of this one.
+// the record of the privilege drop, and never the socket activation,
+// watchdog PID, daemonization or upgrade variables of this one.
 func TestSuccessorEnv(t *testing.T) {
 	in := []string{"PATH=/bin", "LISTEN_FDS=2", "LISTEN_PID=7", "LISTEN_FDNAMES=a:b", "WATCHDOG_PID=7",
-		"WATCHDOG_USEC=100", "NOTIFY_SOCKET=/run/n", "LBD_UPGRADE_FD=9", "LBD_DAEMONIZED=1", "X=LISTEN_FDS=1"}
+		"WATCHDOG_USEC=100", "NOTIFY_SOCKET=/run/n", "LBD_UPGRADE_FD=9", "LBD_DAEMONIZED=1", "X=LISTEN_FDS=1",
+		"LBD_UPGRADE_EXE=/old", "LBD_UPGRADE_CONFIG=/old.cfg", "LBD_NOTIFY_FD=4", "LBD_PIDDIR_FD=5", "LBD_PIDDIR=/run", `LBD_PRIVILEGES={"uid":1}`}
 	got := successorEnv(in)
 	want := []string{"PATH=/bin", "WATCHDOG_USEC=100", "NOTIFY_SOCKET=/run/n", "X=LISTEN_FDS=1",
-		"LBD_UPGRADE_FD=3", "LBD_DAEMONIZED=1"}
+		`LBD_PRIVILEGES={"uid":1}`, "LBD_UPGRADE_FD=3", "LBD_DAEMONIZED=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("successorEnv:\n got %q\nwant %q", got, want)
 	}
