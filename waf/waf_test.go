@@ -231,7 +231,7 @@ SecRule REQUEST_BODY "@contains java.lang.Runtime" "id:3,phase:2,deny,status:406
 	}
 	for _, tc := range []struct {
 		name, ctype, body string
-		want             int
+		want              int
 	}{
 		{"charset in the list", "text/plain; charset=utf-8", "x", 0},
 		{"charset outside the list", "text/plain; charset=koi8-r", "x", 415},
