@@ -3,9 +3,11 @@ package waf
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/corazawaf/coraza/v3/experimental/plugins"
+	"github.com/corazawaf/coraza/v3/experimental/plugins/macro"
 	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
 	"github.com/dlclark/regexp2"
 )
@@ -108,8 +110,9 @@ func escapedAt(p string, i int) bool {
 
 // pcreOperatorLine rewrites the operator of a SecRule directive whose
 // first line is line, when its @rx pattern (explicit, or implicit: an
-// operator without @) has possessive quantifiers (dropped) or needs the
-// backtracking engine (the operator renamed). The operator is the second
+// operator without @) holds a macro (macroOperator), has possessive
+// quantifiers (dropped) or needs the backtracking engine (the operator
+// renamed). The operator is the second
 // argument, a quoted string on the first line.
 func pcreOperatorLine(line string) string {
 	t := strings.TrimLeft(line, " \t")
@@ -139,6 +142,9 @@ func pcreOperatorLine(line string) string {
 		name = 4
 	case strings.HasPrefix(body, "@"):
 		return line
+	}
+	if strings.Contains(body[name:], "%{") {
+		return line[:opStart+skip] + "@" + macroOperator + " " + body[name:] + line[opStart+len(raw):]
 	}
 	fixed := dePossessive(body[name:])
 	re2, backtrack := engineFor(strings.ReplaceAll(fixed, `\"`, `"`))
@@ -172,4 +178,82 @@ func closingQuote(s string) int {
 		escapes = 0
 	}
 	return -1
+}
+
+// ModSecurity expands macros (%{tx.name}) in an @rx pattern for each
+// transaction before it compiles it; Coraza takes the text literally, so
+// a CRS 3 rule such as 920480 (the charset of Content-Type against
+// %{tx.allowed_request_content_type_charset}) never matches and its
+// negation always does. Such a pattern runs under this operator, which
+// expands it and compiles each expansion once.
+const macroOperator = "lbdrxm"
+
+// maxExpansions bounds the compiled expansions one rule keeps: the
+// variables rules put in patterns are settings, not request data.
+const maxExpansions = 64
+
+func init() {
+	plugins.RegisterOperator(macroOperator, newMacroRX)
+}
+
+type macroRX struct {
+	m  macro.Macro
+	mu sync.Mutex
+	re map[string]plugintypes.Operator
+}
+
+func newMacroRX(opt plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+	m, err := macro.NewMacro(opt.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	return &macroRX{m: m, re: map[string]plugintypes.Operator{}}, nil
+}
+
+func (o *macroRX) Evaluate(tx plugintypes.TransactionState, value string) bool {
+	pattern := o.m.Expand(tx)
+	o.mu.Lock()
+	op, ok := o.re[pattern]
+	o.mu.Unlock()
+	if !ok {
+		var err error
+		if op, err = compileRX(pattern); err != nil {
+			return false // ModSecurity logs it and does not match either
+		}
+		o.mu.Lock()
+		if len(o.re) < maxExpansions {
+			o.re[pattern] = op
+		}
+		o.mu.Unlock()
+	}
+	return op.Evaluate(tx, value)
+}
+
+// compileRX compiles an expanded pattern on RE2 when it can, else on the
+// backtracking engine.
+func compileRX(pattern string) (plugintypes.Operator, error) {
+	pattern = dePossessive(pattern)
+	if re, err := regexp.Compile("(?sm)" + pattern); err == nil {
+		return &re2RX{re: re}, nil
+	}
+	return newPCRE(plugintypes.OperatorOptions{Arguments: pattern})
+}
+
+type re2RX struct{ re *regexp.Regexp }
+
+func (o *re2RX) Evaluate(tx plugintypes.TransactionState, value string) bool {
+	if !tx.Capturing() {
+		return o.re.MatchString(value)
+	}
+	m := o.re.FindStringSubmatch(value)
+	if m == nil {
+		return false
+	}
+	for i, g := range m {
+		if i == 9 {
+			break
+		}
+		tx.CaptureField(i, g)
+	}
+	return true
 }

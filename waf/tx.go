@@ -1,10 +1,13 @@
 package waf
 
 import (
+	"io"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
+	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
 	"github.com/corazawaf/coraza/v3/types"
 )
 
@@ -87,8 +90,39 @@ func (t *Tx) WriteRequestBody(p []byte) (v *Verdict, full bool, err error) {
 // RequestBody runs phase 2 once the body (or as much as is inspected)
 // was given.
 func (t *Tx) RequestBody() (*Verdict, error) {
+	if err := t.rawRequestBody(); err != nil {
+		return nil, err
+	}
 	it, err := t.tx.ProcessRequestBody()
 	return t.verdict(it, 2), err
+}
+
+// rawRequestBody sets REQUEST_BODY to the body as received, whatever its
+// type: libmodsecurity does so for every request with a body, Coraza
+// only for a urlencoded one (its processor sets the same value again),
+// so rules that look for words in REQUEST_BODY (CRS 944130 and others)
+// would not see an uploaded file or a JSON document.
+func (t *Tx) rawRequestBody() error {
+	st, ok := t.tx.(plugintypes.TransactionState)
+	if !ok || !t.tx.IsRequestBodyAccessible() {
+		return nil
+	}
+	v, ok := st.Variables().RequestBody().(interface{ Set(string) })
+	if !ok {
+		return nil
+	}
+	r, err := t.tx.RequestBodyReader()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	if _, err := io.Copy(&b, r); err != nil {
+		return err
+	}
+	if b.Len() > 0 {
+		v.Set(b.String())
+	}
+	return nil
 }
 
 // AddResponseHeader gives one response header line.

@@ -211,3 +211,43 @@ func TestPCREOperatorMatches(t *testing.T) {
 		t.Fatalf("verdict %v, want 418", v)
 	}
 }
+
+func TestLibmodsecurityRequestBodyAndMacros(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "r.conf")
+	rules := `SecRuleEngine On
+SecRequestBodyAccess On
+SecAction "id:1,phase:1,pass,nolog,setvar:'tx.charsets=utf-8|iso-8859-1'"
+SecRule REQUEST_HEADERS:Content-Type "@rx charset=([^;\s]+)" "id:2,phase:1,pass,nolog,capture,setvar:tx.cs=%{tx.1}"
+SecRule TX:cs "!@rx ^%{tx.charsets}$" "id:4,phase:1,t:lowercase,deny,status:415"
+SecRule REQUEST_BODY "@contains java.lang.Runtime" "id:3,phase:2,deny,status:406"
+`
+	if err := os.WriteFile(f, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Compile([]string{f}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, ctype, body string
+		want              int
+	}{
+		{"charset in the list", "text/plain; charset=utf-8", "x", 0},
+		{"charset outside the list", "text/plain; charset=koi8-r", "x", 415},
+		{"JSON body in REQUEST_BODY", "application/json", `{"a":"java.lang.Runtime"}`, 406},
+		{"multipart body in REQUEST_BODY", "multipart/form-data; boundary=b",
+			"--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x.txt\"\r\n\r\njava.lang.Runtime\r\n--b--\r\n", 406},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := run(t, e, "POST", "/", [][2]string{{"Content-Type", tc.ctype}}, tc.body, 0, nil, "")
+			got := 0
+			if v != nil {
+				got = v.Status
+			}
+			if got != tc.want {
+				t.Fatalf("status %d (%v), want %d", got, v, tc.want)
+			}
+		})
+	}
+}
