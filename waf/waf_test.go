@@ -251,3 +251,29 @@ SecRule REQUEST_BODY "@contains java.lang.Runtime" "id:3,phase:2,deny,status:406
 		})
 	}
 }
+
+// TestDebugAndAuditLogsAreHonoured: SecDebugLog and SecAuditLog are
+// Coraza's and write their files.
+func TestDebugAndAuditLogsAreHonoured(t *testing.T) {
+	dir := t.TempDir()
+	debug, audit := filepath.Join(dir, "debug.log"), filepath.Join(dir, "audit.log")
+	rules := "SecRuleEngine On\nSecDebugLog " + debug + "\nSecDebugLogLevel 9\n" +
+		"SecAuditEngine On\nSecAuditLogParts ABZ\nSecAuditLogType Serial\nSecAuditLog " + audit + "\n" +
+		"SecRule ARGS:a \"@streq x\" \"id:1,phase:1,deny,log\"\n"
+	f := filepath.Join(dir, "r.conf")
+	if err := os.WriteFile(f, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Compile([]string{f}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := run(t, e, "GET", "/?a=x", nil, "", 0, nil, ""); v == nil {
+		t.Fatal("not denied")
+	}
+	for _, p := range []string{debug, audit} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v (empty or missing)", p, err)
+		}
+	}
+}
