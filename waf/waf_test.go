@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
 )
 
 func td(name string) string { return filepath.Join("testdata", name) }
@@ -274,6 +276,39 @@ func TestDebugAndAuditLogsAreHonoured(t *testing.T) {
 	for _, p := range []string{debug, audit} {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v (empty or missing)", p, err)
+		}
+	}
+}
+
+func TestRXOnRE2(t *testing.T) {
+	for _, tc := range []struct {
+		name, pattern, value string
+		want                 bool
+	}{
+		{"plain", `^a+b$`, "aaab", true},
+		{"multiline", `^b$`, "a\nb\nc", true},
+		{"dotall", `a.b`, "a\nb", true},
+		{"case-insensitive group", `(?i)<script`, "x<SCRIPT>", true},
+		{"no match", `union\s+select`, "unions elect", false},
+		{"Latin-1 byte", `\xbc[^\xbe>]*[\xbe>]`, "a\xbcscript\xbe", true},
+		{"Latin-1 byte absent", `\xbc[^\xbe>]*[\xbe>]`, "a<script>", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			op, err := newRX(plugintypes.OperatorOptions{Arguments: tc.pattern})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := op.(*rxOp).re.MatchString(tc.value); got != tc.want {
+				t.Fatalf("match %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		pattern string
+		want    bool
+	}{{`\xbc`, true}, {`\x{be}`, true}, {`\x41`, false}, {`\\xbc`, false}, {`abc`, false}} {
+		if got := arbitraryBytes(tc.pattern); got != tc.want {
+			t.Errorf("arbitraryBytes(%q) = %v, want %v", tc.pattern, got, tc.want)
 		}
 	}
 }
