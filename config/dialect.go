@@ -10,7 +10,8 @@ import (
 // zproxyOnly are keywords that exist in zproxy but not in any Pound
 // generation; one of them anywhere makes the file a zproxy configuration.
 // RoutingPolicy is not one: it chooses zproxy's balancing for its own
-// service and changes nothing else in a Pound file.
+// service and changes nothing else in a Pound file. Nor are WafRules and
+// ErrWAF, which lbd accepts in Pound files too.
 var zproxyOnly = map[string]bool{
 	"weight": true, "connlimit": true, "nfmark": true,
 	"name": true, "rewriteurl": true, "addrequestheader": true,
@@ -18,7 +19,7 @@ var zproxyOnly = map[string]bool{
 	"removeresponseheader": true, "replaceheader": true,
 	"stricttransportsecurity": true, "redirectappend": true,
 	"redirectdynamic": true, "errnossl": true, "nosslredirect": true,
-	"err": true, "errwaf": true, "wafrules": true, "rewritehost": true,
+	"err": true, "rewritehost": true,
 	"ignore100continue": true,
 }
 

@@ -20,11 +20,17 @@ type listenerExtra struct {
 	certSeen  bool
 	addr      *parser.Arg
 	port      *parser.Arg
+	// The firewall statements (waf.go): WafRules arguments in order,
+	// the first WAF statement, a CRS tuning statement.
+	wafArgs  []parser.Arg
+	wafSeen  bool
+	wafStmt  parser.Span
+	wafTuned *parser.Arg
 }
 
 // listenerUnsupported are listener directives lbd accepts without
 // implementing them.
-var listenerUnsupported = canonSet("WafRules", "ErrWAF",
+var listenerUnsupported = canonSet(
 	"CertDir", "SSLConfigFile", "SSLConfigSection", "SSLUncleanShutdown",
 	"ForwardSNI", "DHParams", "ForceHTTP10")
 
@@ -73,6 +79,7 @@ func initListenerTables() {
 	})
 	t.add("CheckURL", "s", listenerCheckURL)
 	addErrorPageDirectives(t)
+	addWAFDirectives(t)
 	t.add("MaxRequest", "[nl]", func(b *builder, l *Listener, _ *parser.Node, u []unit) {
 		if n, ok := b.sizeArg(u[0].arg, math.MaxInt64); ok {
 			l.MaxRequest = n
@@ -182,6 +189,7 @@ func (b *builder) listener(n *parser.Node, u []unit, https bool) {
 		}
 	}
 	b.listenerAddress(l, ex)
+	b.compileWAF(l, ex)
 	b.cfg.Listeners = append(b.cfg.Listeners, l)
 }
 

@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 
 	"lbd/parser"
+	"lbd/waf"
 )
 
 // Dialect says whose semantics a configuration expects where Pound and
@@ -199,8 +200,26 @@ type Listener struct {
 	ErrorFiles      map[int]*ErrorPage `json:"error_files,omitempty"`
 	ErrNoSSL        *ErrNoSSL          `json:"err_nossl,omitempty"`
 	TLS             *ListenerTLS       `json:"tls,omitempty"`
+	// WAF holds the listener's firewall (zproxy's WafRules and ErrWAF;
+	// an lbd extension in Pound files); nil: none.
+	WAF *WAF `json:"waf,omitempty"`
 
 	Services []*Service `json:"services"`
+}
+
+// WAF is a listener's web application firewall: ModSecurity rule files
+// run by Coraza (package waf), compiled when the configuration loads.
+type WAF struct {
+	Rules []string `json:"rules"` // as named, in order; waf.CRS is the built-in set
+	// Page is the body of the reply to a deny (ErrWAF "file"); Pages those
+	// for one status (ErrWAF NNN "file").
+	Page  *ErrorPage         `json:"page,omitempty"`
+	Pages map[int]*ErrorPage `json:"pages,omitempty"`
+	// Paranoia and Threshold tune the built-in Core Rule Set.
+	Paranoia  int `json:"paranoia,omitempty"`
+	Threshold int `json:"anomaly_threshold,omitempty"`
+	// Engine is the compiled rule set.
+	Engine *waf.Engine `json:"-"`
 }
 
 // ErrNoSSL is zproxy's answer to plain HTTP sent to a TLS port: an error

@@ -418,6 +418,10 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 	st.Detached = len(env.Detached)
 	st.Combine = cfg.CombineHeaders
 	st.Diag = func(msg string) { b.log.Warn(msg) }
+	if l.WAF != nil && l.WAF.Engine != nil {
+		st.WAF = l.WAF.Engine
+		st.WAF.SetLog(func(msg string) { b.log.Warn("[WAF] " + msg) })
+	}
 	return st, nil
 }
 

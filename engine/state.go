@@ -86,6 +86,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 			v.Connections = servers[i].srv.Active.Load()
 			v.Pending = v.Connections
 			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
+			v.WAFHits = servers[i].srv.WAFHits()
 		}
 		v.Limits = limitsView(config.ListenerLimits(l, g.cfg.Detached))
 		for _, s := range g.services[i] {

@@ -46,7 +46,9 @@ func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 	if s.timeout <= 0 {
 		s.timeout = defaultHandshake
 	}
-	s.sslHdr = l.HeaderOption == nil || slices.Contains(l.HeaderOption, "ssl")
+	// zproxy 0.9.5 never sends X-SSL-* lines (its header table names them,
+	// no code adds them); Pound adds them unless HeaderOption drops ssl.
+	s.sslHdr = cfg.Dialect != config.DialectZproxy && (l.HeaderOption == nil || slices.Contains(l.HeaderOption, "ssl"))
 	if l.ErrNoSSL != nil || cfg.Dialect == config.DialectZproxy {
 		s.nossl = proxy.NoSSLReply(l.ErrNoSSL)
 	}

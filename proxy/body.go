@@ -11,36 +11,13 @@ import (
 // to the backend through the connection's read buffer, so bytes after the
 // body (a pipelined request) stay in the buffer for the next round.
 func (c *conn) streamRequestBody(st *Listener, bc *backend.Conn) error {
-	req := &c.req
 	timeout := c.ex.be.TimeOut()
 	rate := bodyRate{start: c.now}
 	for {
-		before := c.w - c.r // compaction in fill keeps this difference
-		if err := c.fill(st.Client); err != nil {
-			return errClientIO
+		chunk, done, err := c.nextBodyPiece(st, &rate)
+		if err != nil {
+			return err
 		}
-		if !rate.ok(c.now, c.w-c.r-before, st.Client) {
-			return errBodyTooSlow
-		}
-		avail := (*c.buf)[c.r:c.w]
-		var chunk []byte
-		done := false
-		if req.Chunked {
-			n, fin, err := c.chunk.Scan(avail)
-			if err != nil {
-				return errBadRequest
-			}
-			chunk, done = avail[:n], fin
-		} else {
-			left := req.ContentLength - c.ex.bytes
-			if int64(len(avail)) > left {
-				avail = avail[:left]
-			}
-			chunk = avail
-			c.ex.bytes += int64(len(chunk))
-			done = c.ex.bytes == req.ContentLength
-		}
-		c.r += len(chunk)
 		if c.ex.capture > 0 {
 			c.captureChunk(chunk)
 		}
@@ -57,11 +34,42 @@ func (c *conn) streamRequestBody(st *Listener, bc *backend.Conn) error {
 	}
 }
 
+// nextBodyPiece reads the next bytes of the request body from the client.
+// The piece is valid until the next read into the buffer.
+func (c *conn) nextBodyPiece(st *Listener, rate *bodyRate) (piece []byte, done bool, err error) {
+	req := &c.req
+	before := c.w - c.r // compaction in fill keeps this difference
+	if err := c.fill(st.Client); err != nil {
+		return nil, false, errClientIO
+	}
+	if !rate.ok(c.now, c.w-c.r-before, st.Client) {
+		return nil, false, errBodyTooSlow
+	}
+	avail := (*c.buf)[c.r:c.w]
+	if req.Chunked {
+		n, fin, err := c.chunk.Scan(avail)
+		if err != nil {
+			return nil, false, errBadRequest
+		}
+		piece, done = avail[:n], fin
+	} else {
+		left := req.ContentLength - c.ex.bytes
+		if int64(len(avail)) > left {
+			avail = avail[:left]
+		}
+		piece = avail
+		c.ex.bytes += int64(len(piece))
+		done = c.ex.bytes == req.ContentLength
+	}
+	c.r += len(piece)
+	return piece, done, nil
+}
+
 // copyN copies exactly n response body bytes from the backend to the
 // client through buf. Every backend read has a deadline of rto (Pound's
 // TimeOut applies to each read, so a trickling backend cannot hold a
 // client forever) and every client write one of wto.
-func (c *conn) copyN(bc *backend.Conn, n int64, buf []byte, rto, wto time.Duration) (int64, error) {
+func (c *conn) copyN(st *Listener, bc *backend.Conn, n int64, buf []byte, rto, wto time.Duration) (int64, error) {
 	var done int64
 	for done < n {
 		p := buf
@@ -72,6 +80,11 @@ func (c *conn) copyN(bc *backend.Conn, n int64, buf []byte, rto, wto time.Durati
 		backendRead(bc, now, rto)
 		k, err := bc.Read(p)
 		if k > 0 {
+			if c.ex.wafResp {
+				if werr := c.wafBodyPiece(st, p[:k], done+int64(k) == n); werr != nil {
+					return done, werr
+				}
+			}
 			c.dl.forWrite(c.nc, now, wto)
 			if werr := c.writeClient(p[:k]); werr != nil {
 				return done, errClientIO

@@ -39,6 +39,11 @@ func (c *conn) forward(st *Listener, svc *service.Service) bool {
 	if err != nil {
 		return c.failStatus(st, err)
 	}
+	if c.ex.waf != nil && hasBody(req) {
+		if done, ok := c.wafRequestBody(st, headLen, &whole); done {
+			return ok
+		}
+	}
 	if c.ex.scripted {
 		c.keepBody(svc, c.out[headLen:], whole)
 	} else if c.rs.Script.Owner != nil {
@@ -154,7 +159,7 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 		}
 		c.ex.be = b
 		svc.Pin(key, b)
-		if !whole && c.req.Expect100 && !fresh {
+		if !whole && c.req.Expect100 && !fresh && !c.ex.continued {
 			c.nc.Write(continueBody)
 		}
 		return bc, nil

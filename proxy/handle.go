@@ -7,6 +7,7 @@ import (
 	"lbd/config"
 	"lbd/http1"
 	"lbd/service"
+	"lbd/waf"
 )
 
 // exchange is the per-request state that outlives one function: reset at
@@ -52,12 +53,25 @@ type exchange struct {
 	preRead, unread bool
 	preN            int
 	preErr          error
+	// The WAF (waf.go): the request's transaction (nil: the listener has
+	// no rules), the verdict that answered, wafResp while the response
+	// body is given to it, continued when the WAF's body read already
+	// sent 100 Continue; dechunk and wafData decode chunked bodies for it.
+	waf        *waf.Tx
+	wafVerdict *waf.Verdict
+	wafResp    bool
+	continued  bool
+	dechunk    dechunker
+	wafData    []byte
 }
 
 // handle serves the request whose head is at buf[r:]. It reports whether
 // the connection may carry another request.
 func (c *conn) handle(st *Listener) bool {
 	ok := c.serveRequest(st)
+	if c.ex.waf != nil {
+		c.wafClose(st)
+	}
 	if c.rs.Script.Owner != nil {
 		c.rs.EndScripts() // the Lua state goes back to the pool
 	}
@@ -68,7 +82,7 @@ func (c *conn) handle(st *Listener) bool {
 }
 
 func (c *conn) serveRequest(st *Listener) bool {
-	c.ex = exchange{start: c.now, respExtra: c.ex.respExtra[:0]}
+	c.ex = exchange{start: c.now, respExtra: c.ex.respExtra[:0], wafData: c.ex.wafData[:0]}
 	req := &c.req
 	c.rs.Begin(c.client, st.Detached)
 	c.rs.X.Minor, c.rs.X.Services = req.Minor, &st.Router
@@ -92,6 +106,11 @@ func (c *conn) serveRequest(st *Listener) bool {
 		return c.failCause(st, 503, CauseNoService)
 	}
 	c.ex.svc = svc
+	if st.WAF != nil {
+		if done, ok := c.wafRequestHead(st, svc.UseSpecial()); done {
+			return ok
+		}
+	}
 	if svc.UseSpecial() {
 		return c.special(st, svc)
 	}

@@ -37,6 +37,13 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	}
 	c.ex.status = resp.Status
 	c.ex.bytes = 0
+	if c.ex.waf != nil {
+		v, inspect := c.wafResponseHead(st, kind)
+		if v != nil {
+			return c.wafHeldVerdict(st, bc, v)
+		}
+		c.ex.wafResp = inspect
+	}
 
 	if c.rewritesError(st, svc, resp.Status) {
 		// RewriteErrors: the listener's ErrorFile page replaces the
@@ -74,6 +81,12 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 		bc.Close()
 		return c.failStatus(st, errBadResponse)
 	}
+	if c.ex.wafResp {
+		// What came with the head is held until the WAF has seen it.
+		if v := c.wafResponseBody(st, first, complete); v != nil {
+			return c.wafHeldVerdict(st, bc, v)
+		}
+	}
 	// Place the head right before the first body bytes when it fits.
 	start := headRoom + resp.HeadLen - len(head)
 	var werr error
@@ -106,6 +119,10 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 		b.Put(bc)
 	} else {
 		bc.Close()
+	}
+	if err == errWAFCut {
+		c.wafCut(st, kind)
+		return false
 	}
 	// A body cut short by the backend must not look complete to the
 	// client. For a close-delimited body a plain close would say
@@ -212,7 +229,7 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 	rto := c.ex.be.TimeOut()
 	switch kind {
 	case http1.BodyLength:
-		n, err := c.copyN(bc, c.resp.ContentLength-c.ex.bytes, buf, rto, st.Client)
+		n, err := c.copyN(st, bc, c.resp.ContentLength-c.ex.bytes, buf, rto, st.Client)
 		c.ex.bytes += n
 		return err == nil, err
 	case http1.BodyChunked:
@@ -223,6 +240,11 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 		backendRead(bc, time.Now(), rto)
 		k, err := bc.Read(buf)
 		if k > 0 {
+			if c.ex.wafResp {
+				if werr := c.wafBodyPiece(st, buf[:k], false); werr != nil {
+					return false, werr
+				}
+			}
 			c.dl.forWrite(c.nc, time.Now(), st.Client)
 			if werr := c.writeClient(buf[:k]); werr != nil {
 				return false, errClientIO
@@ -232,6 +254,12 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 		if err != nil {
 			switch {
 			case err == io.EOF:
+				if c.ex.wafResp {
+					// All of it was sent: a verdict now can only cut.
+					if werr := c.wafBodyPiece(st, nil, true); werr != nil {
+						return false, werr
+					}
+				}
 				return false, nil // the backend's close ends this body
 			case isTimeout(err):
 				return false, errTimeout
@@ -252,6 +280,11 @@ func (c *conn) copyChunked(st *Listener, bc *backend.Conn, buf []byte, rto time.
 			n, done, serr := c.chunk.Scan(buf[:k])
 			if serr != nil {
 				return false, errBadResponse
+			}
+			if c.ex.wafResp {
+				if werr := c.wafBodyPiece(st, buf[:n], done); werr != nil {
+					return false, werr
+				}
 			}
 			c.dl.forWrite(c.nc, time.Now(), st.Client)
 			if werr := c.writeClient(buf[:n]); werr != nil {

@@ -24,6 +24,7 @@ import (
 	"lbd/internal/sockio"
 	"lbd/rules"
 	"lbd/service"
+	"lbd/waf"
 )
 
 // Listener is the immutable runtime view of one listener, read by every
@@ -37,6 +38,8 @@ type Listener struct {
 	Client  time.Duration // idle/read timeout for client requests
 	Errors  *ErrorPages
 	Log     *AccessLog // nil: no request log
+	// WAF runs the listener's ModSecurity rules (nil: none; waf.go).
+	WAF *waf.Engine
 
 	// Scheme and Port are sent in X-Forwarded-Proto/Port.
 	Scheme string
@@ -114,7 +117,12 @@ type Server struct {
 	// generated counts the 3xx, 4xx and 5xx replies lbd wrote itself
 	// (zproxy's listener code hits).
 	generated [3]atomic.Int64
+	// wafHits counts the requests a WAF rule decided (zproxy's waf-hits).
+	wafHits atomic.Int64
 }
+
+// WAFHits is how many requests a WAF rule decided.
+func (s *Server) WAFHits() int64 { return s.wafHits.Load() }
 
 // countGenerated counts a reply lbd wrote itself.
 func (s *Server) countGenerated(status int) {

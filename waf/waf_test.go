@@ -1,0 +1,213 @@
+package waf
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func td(name string) string { return filepath.Join("testdata", name) }
+
+func TestCompileErrorsNameFileAndLine(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"unknown operator", []string{td("bad_operator.conf")}, "testdata/bad_operator.conf:4: failed to compile the directive \"secrule\": operator nosuchop not found"},
+		{"unknown action in an included file", []string{td("includes_bad.conf")}, "testdata/bad_action.conf:3: failed to compile the directive \"secrule\": invalid action \"nosuchaction\""},
+		{"missing include", []string{td("includes_missing.conf")}, "testdata/includes_missing.conf:3: can't open testdata/missing.conf: no such file or directory"},
+		{"unknown directive", []string{td("unknown_directive.conf")}, "testdata/unknown_directive.conf:3: unknown directive \"secnosuchdirective\""},
+		{"duplicate id", []string{td("duplicate_id.conf")}, "testdata/duplicate_id.conf:2: "},
+		{"missing top-level file", []string{td("nope.conf")}, "can't open testdata/nope.conf: no such file or directory"},
+		{"second file at fault", []string{td("zproxy_style.conf"), td("bad_operator.conf")}, "testdata/bad_operator.conf:4: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compile(tc.files, Options{})
+			if err == nil {
+				t.Fatal("compiled")
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("error %q, want prefix %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// run feeds one request (and, when respStatus is set, its response)
+// through a fresh transaction and returns the first verdict.
+func run(t *testing.T, e *Engine, method, uri string, hdr [][2]string, body string, respStatus int, respHdr [][2]string, respBody string) *Verdict {
+	t.Helper()
+	tx := e.Begin(netip.MustParseAddrPort("192.0.2.7:40000"), netip.MustParseAddrPort("127.0.0.1:80"))
+	defer func() {
+		if err := tx.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	tx.RequestLine(method, uri, "HTTP/1.1")
+	for _, h := range hdr {
+		tx.AddRequestHeader(h[0], h[1])
+	}
+	if v := tx.RequestHeaders(); v != nil {
+		return v
+	}
+	if body != "" && tx.WantsRequestBody() {
+		if v, _, err := tx.WriteRequestBody([]byte(body)); err != nil || v != nil {
+			return v
+		}
+	}
+	if v, err := tx.RequestBody(); err != nil || v != nil {
+		return v
+	}
+	if respStatus == 0 {
+		return nil
+	}
+	for _, h := range respHdr {
+		tx.AddResponseHeader(h[0], h[1])
+	}
+	if v := tx.ResponseHeaders(respStatus, "HTTP/1.1"); v != nil {
+		return v
+	}
+	if tx.WantsResponseBody() {
+		if v, _, err := tx.WriteResponseBody([]byte(respBody)); err != nil || v != nil {
+			return v
+		}
+	}
+	v, err := tx.ResponseBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestVerdictsByPhase(t *testing.T) {
+	e, err := Compile([]string{td("zproxy_style.conf")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	octet := [][2]string{{"Content-Type", "application/octet-stream"}}
+	for _, tc := range []struct {
+		name         string
+		method, uri  string
+		hdr          [][2]string
+		body         string
+		respHdr      [][2]string
+		respBody     string
+		wantStatus   int
+		wantLocation string
+		wantRule     int
+		wantPhase    int
+	}{
+		{name: "pass", method: "GET", uri: "/", respHdr: octet, respBody: "fine"},
+		{name: "deny with status, trailing comment ignored", method: "GET", uri: "/deny/x", wantStatus: 401, wantRule: 2, wantPhase: 1},
+		{name: "redirect with status", method: "GET", uri: "/redirect", wantStatus: 307, wantLocation: "https://example.test/", wantRule: 3, wantPhase: 1},
+		{name: "ipMatch on X-Forwarded-For", method: "GET", uri: "/", hdr: [][2]string{{"X-Forwarded-For", "10.1.1.5"}}, wantStatus: 403, wantRule: 4, wantPhase: 1},
+		{name: "X-Forwarded-For outside the range", method: "GET", uri: "/", hdr: [][2]string{{"X-Forwarded-For", "5.21.8.2"}}, respHdr: octet},
+		{name: "request body, redirect defaults to 302", method: "POST", uri: "/", hdr: [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}}, body: "a=an+evilbody+here", wantStatus: 302, wantLocation: "https://example.test/phase2", wantRule: 7, wantPhase: 2},
+		{name: "response header", method: "GET", uri: "/", respHdr: [][2]string{{"Location", "/evilhead"}}, wantStatus: 502, wantRule: 8, wantPhase: 3},
+		// No SecResponseBodyMimeType: every type is inspected, as in libmodsecurity.
+		{name: "response body of any type", method: "GET", uri: "/", respHdr: octet, respBody: "some evilresp", wantStatus: 403, wantRule: 9, wantPhase: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := run(t, e, tc.method, tc.uri, tc.hdr, tc.body, 200, tc.respHdr, tc.respBody)
+			if tc.wantStatus == 0 {
+				if v != nil {
+					t.Fatalf("verdict %v, want pass", v)
+				}
+				return
+			}
+			if v == nil {
+				t.Fatal("passed")
+			}
+			if v.Status != tc.wantStatus || v.Location != tc.wantLocation || v.RuleID != tc.wantRule || v.Phase != tc.wantPhase {
+				t.Fatalf("verdict %+v, want status %d location %q rule %d phase %d", v, tc.wantStatus, tc.wantLocation, tc.wantRule, tc.wantPhase)
+			}
+		})
+	}
+}
+
+func TestBuiltinCRS(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		opt        Options
+		uri        string
+		hdr        [][2]string
+		wantStatus int
+	}{
+		{name: "benign", uri: "/search?q=blue+shoes", hdr: [][2]string{{"Host", "shop.test"}, {"User-Agent", "Mozilla/5.0"}, {"Accept", "text/html"}}},
+		{name: "sql injection", uri: "/item?id=1%27%20OR%20%271%27%3D%271", hdr: [][2]string{{"Host", "shop.test"}, {"User-Agent", "Mozilla/5.0"}, {"Accept", "text/html"}}, wantStatus: 403},
+		{name: "xss", uri: "/q?x=%3Cscript%3Ealert(1)%3C%2Fscript%3E", hdr: [][2]string{{"Host", "shop.test"}, {"User-Agent", "Mozilla/5.0"}, {"Accept", "text/html"}}, wantStatus: 403},
+		// One PL1 warning-level hit scores below a raised threshold.
+		{name: "threshold raised", opt: Options{Threshold: 1000}, uri: "/item?id=1%27%20OR%20%271%27%3D%271", hdr: [][2]string{{"Host", "shop.test"}, {"User-Agent", "Mozilla/5.0"}, {"Accept", "text/html"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := Compile([]string{CRS}, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := run(t, e, "GET", tc.uri, tc.hdr, "", 0, nil, "")
+			got := 0
+			if v != nil {
+				got = v.Status
+			}
+			if got != tc.wantStatus {
+				t.Fatalf("status %d (%v), want %d", got, v, tc.wantStatus)
+			}
+		})
+	}
+}
+
+func TestStripTrailingComment(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"after quoted actions", `SecRule A "@rx b" "id:1,deny" # note`, `SecRule A "@rx b" "id:1,deny"`},
+		{"hash inside quotes", `SecRule A "@rx a #b" "id:1,msg:'x # y',deny"`, `SecRule A "@rx a #b" "id:1,msg:'x # y',deny"`},
+		{"no space before hash", `SecRule A "@rx b" "id:1,deny"#x`, `SecRule A "@rx b" "id:1,deny"#x`},
+		{"escaped quote", `SecRule A "@rx \" #" "id:1" #c`, `SecRule A "@rx \" #" "id:1"`},
+		{"continuation", "SecRule A \"@rx b\" \"\\\n  id:1,\\\n  deny\" #c", "SecRule A \"@rx b\" \"\\\n  id:1,\\\n  deny\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := normalize(tc.in, 0); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPCREFallback(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"RE2 pattern untouched", `SecRule ARGS "@rx ^a+b$" "id:1,deny"`, `SecRule ARGS "@rx ^a+b$" "id:1,deny"`},
+		{"possessive dropped", `SecRule ARGS "@rx a*+;\s++b" "id:1,deny"`, `SecRule ARGS "@rx a*;\s+b" "id:1,deny"`},
+		{"escaped plus kept", `SecRule ARGS "@rx \++x" "id:1,deny"`, `SecRule ARGS "@rx \++x" "id:1,deny"`},
+		{"plus in a class kept", `SecRule ARGS "@rx [*+]+" "id:1,deny"`, `SecRule ARGS "@rx [*+]+" "id:1,deny"`},
+		{"look-behind", `SecRule ARGS "!@rx (?<!&amp);" "id:1,deny"`, `SecRule ARGS "!@lbdrx (?<!&amp);" "id:1,deny"`},
+		{"implicit rx with back-reference", `SecRule ARGS "(a)\1" "id:1,deny"`, `SecRule ARGS "@lbdrx (a)\1" "id:1,deny"`},
+		{"other operator", `SecRule ARGS "@contains (?<!x)" "id:1,deny"`, `SecRule ARGS "@contains (?<!x)" "id:1,deny"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pcreOperatorLine(tc.in); got != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPCREOperatorMatches(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "r.conf")
+	rules := "SecRuleEngine On\nSecRule ARGS:q \"@rx (?<!no)thing\" \"id:1,phase:1,deny,status:418\"\n"
+	if err := os.WriteFile(f, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Compile([]string{f}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := run(t, e, "GET", "/?q=nothing", nil, "", 0, nil, ""); v != nil {
+		t.Fatalf("look-behind ignored: %v", v)
+	}
+	if v := run(t, e, "GET", "/?q=a+thing", nil, "", 0, nil, ""); v == nil || v.Status != 418 {
+		t.Fatalf("verdict %v, want 418", v)
+	}
+}
