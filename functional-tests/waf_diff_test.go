@@ -286,7 +286,7 @@ func reportWAFDiff(t *testing.T, pl int, sides [2]wafSide, results []wafResult) 
 	}
 	sort.Strings(names)
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "  %-8s %5s %7s %13s %13s\n", "category", "n", "agree", "blocked nginx", "blocked lbd")
+	fmt.Fprintf(&tab, "  %-8s %5s %7s %13s %13s\n", "category", "n", "agree", "stopped nginx", "stopped lbd")
 	for _, k := range names {
 		c := cats[k]
 		fmt.Fprintf(&tab, "  %-8s %5d %7d %13d %13d\n", k, c.n[0], c.agree[0], c.block[0], c.block[1])
