@@ -13,7 +13,7 @@ LUA_TAG  := $(shell pkg-config --exists lua5.4 2>/dev/null && echo lua)
 GOTAGS   ?= $(LUA_TAG)
 TAGS     := $(if $(GOTAGS),-tags '$(GOTAGS)')
 
-.PHONY: all build test lua-required unit functional vet lint fuzz bench run install man clean deb units deb-check
+.PHONY: all build test lua-required unit functional vet lint wafdiff fuzz bench run install man clean deb units deb-check
 
 all: build
 
@@ -66,6 +66,14 @@ functional: build $(TOOLS)/h2spec
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
 		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts \
 		$(GO) test $(TAGS) -count=1 -timeout 10m ./functional-tests/...
+
+# The WAF differential test: lbd+Coraza against nginx+libmodsecurity 3 on
+# the same CRS files, every request of testdata/waf/corpus.jsonl, at least
+# 99 % agreement (Debian: nginx-light libnginx-mod-http-modsecurity
+# modsecurity-crs). Outside make test until lbd passes it (bench/COMPAT.md).
+wafdiff: build
+	LBD_BIN=$(CURDIR)/$(BIN)/lbd $(GO) test -tags '$(strip $(GOTAGS) wafdiff)' -count=1 -timeout 10m \
+		-run TestWAFDifferential -v ./functional-tests/
 
 # Short coverage-guided fuzzing of every parser (FUZZTIME each).
 FUZZTIME ?= 20s
