@@ -70,9 +70,9 @@ functional: build $(TOOLS)/h2spec
 # The WAF differential test: lbd+Coraza against nginx+libmodsecurity 3 on
 # the same CRS files, every request of testdata/waf/corpus.jsonl, at least
 # 99 % agreement (Debian: nginx-light libnginx-mod-http-modsecurity
-# modsecurity-crs). Outside make test until lbd passes it (bench/COMPAT.md).
+# modsecurity-crs). Part of make test; this target runs it alone, verbose.
 wafdiff: build
-	LBD_BIN=$(CURDIR)/$(BIN)/lbd $(GO) test -tags '$(strip $(GOTAGS) wafdiff)' -count=1 -timeout 10m \
+	LBD_BIN=$(CURDIR)/$(BIN)/lbd $(GO) test $(TAGS) -count=1 -timeout 10m \
 		-run TestWAFDifferential -v ./functional-tests/
 
 # Short coverage-guided fuzzing of every parser (FUZZTIME each).

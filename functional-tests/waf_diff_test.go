@@ -1,5 +1,3 @@
-//go:build wafdiff
-
 package functionaltests
 
 // TestWAFDifferential: lbd's WAF (Coraza) must decide as libmodsecurity
@@ -11,11 +9,9 @@ package functionaltests
 // disagreement is printed with the rule ids each engine logged for it.
 // bench/COMPAT.md ("WAF differential") explains them.
 //
-//	make wafdiff
-//	go test -tags 'lua wafdiff' -run TestWAFDifferential -v ./functional-tests/
+//	make wafdiff     (it also runs in make test)
+//	go test -tags lua -run TestWAFDifferential -v ./functional-tests/
 //
-// It is behind the wafdiff build tag, outside make test, until lbd
-// reaches 99 % in every run (bench/COMPAT.md lists what is missing).
 // WAF_DIFF_ONLY=<regexp> restricts the run to matching ids (the
 // threshold then applies to that subset); WAF_DIFF_PL=1 runs one level,
 // WAF_DIFF_SET=crs4 one rule set; WAF_DIFF_VERBOSE=1 logs every request.

@@ -1,5 +1,3 @@
-//go:build wafdiff
-
 package functionaltests
 
 // The two WAFs the differential test compares: nginx with libmodsecurity

@@ -1,5 +1,3 @@
-//go:build wafdiff
-
 package functionaltests
 
 import (
