@@ -232,6 +232,12 @@ func (n *Node) markDown(err error) {
 	defer h.mu.Unlock()
 	h.connected.Store(false)
 	kind := failureKind(err)
+	// A server that refuses the handshake or the password often resets
+	// the next connections as well: while the failure lasts, that reset
+	// is still the refusal, not Redis going away.
+	if kind == failUnreachable && h.state == stateDown && h.failKind != failUnreachable {
+		kind = h.failKind
+	}
 	h.lastErr = kind + ": " + err.Error()
 	// A failure is news when it starts, and when its cause changes (a
 	// Redis restarted with another password, say).
