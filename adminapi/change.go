@@ -88,13 +88,15 @@ type ClusterStatus struct {
 	StateSent, StateApplied, StatePending, StateKept int64
 	// Lag is the time from a change on a peer to its application here,
 	// over every change applied (LagBuckets, cumulative counts for the
-	// upper bounds LagBounds, and LagSum); LagP50 and LagP99 are
-	// estimated from them.
+	// upper bounds LagBounds, and LagSum). LagP50 and LagP99 are
+	// measured over the last LagWindow changes applied (at most 1024),
+	// not read off the buckets.
 	LagBounds      []time.Duration
 	LagBuckets     []int64
 	LagCount       int64
 	LagSum         time.Duration
 	LagP50, LagP99 time.Duration
+	LagWindow      int
 }
 
 // ClusterNode is one member as this instance sees it.
@@ -104,9 +106,10 @@ type ClusterNode struct {
 	// LastContact is when this instance last heard from the member (for
 	// itself: the last exchange with Redis); zero when never.
 	LastContact time.Time
-	// LagP50 and LagP99 are estimated over the member's changes applied
-	// here; Applied counts them.
+	// LagP50 and LagP99 are measured over the last LagWindow of the
+	// member's changes applied here; Applied counts them all.
 	LagP50, LagP99 time.Duration
+	LagWindow      int
 	Applied        int64
 	// Connected is what the member last said of its Redis connection.
 	Connected bool

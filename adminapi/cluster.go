@@ -21,7 +21,7 @@ func clusterObject(c *ClusterStatus) jobject {
 			add("name", n.Name).add("self", n.Self).add("connected", n.Connected).
 			add("last_contact", jsonTime(n.LastContact)).
 			add("lag_p50_us", n.LagP50.Microseconds()).add("lag_p99_us", n.LagP99.Microseconds()).
-			add("applied", n.Applied))
+			add("lag_samples", n.LagWindow).add("applied", n.Applied))
 	}
 	lastErr := any(nil)
 	if c.LastError != "" {
@@ -35,7 +35,7 @@ func clusterObject(c *ClusterStatus) jobject {
 		add("state_sent", c.StateSent).add("state_applied", c.StateApplied).
 		add("state_pending", c.StatePending).add("state_kept", c.StateKept).
 		add("lag_p50_us", c.LagP50.Microseconds()).add("lag_p99_us", c.LagP99.Microseconds()).
-		add("lag_count", c.LagCount).
+		add("lag_samples", c.LagWindow).add("lag_count", c.LagCount).
 		add("nodes", nodes)
 }
 

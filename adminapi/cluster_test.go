@@ -15,7 +15,7 @@ func clusterFixture() *ClusterStatus {
 		Nodes: []ClusterNode{
 			{Name: "lb-a", Self: true, LastContact: at.Add(-300 * time.Millisecond), Connected: true},
 			{Name: "lb-b", LastContact: at.Add(-500 * time.Millisecond), LagP50: 500 * time.Microsecond,
-				LagP99: 2500 * time.Microsecond, Applied: 120, Connected: true},
+				LagP99: 2500 * time.Microsecond, LagWindow: 120, Applied: 120, Connected: true},
 			{Name: "lb-c"},
 		},
 		SessionsSent: 100, SessionsApplied: 120, SessionsDropped: 1,
@@ -23,7 +23,7 @@ func clusterFixture() *ClusterStatus {
 		LagBounds:  []time.Duration{time.Millisecond, 10 * time.Millisecond},
 		LagBuckets: []int64{100, 118},
 		LagCount:   122, LagSum: 300 * time.Millisecond,
-		LagP50: 500 * time.Microsecond, LagP99: 2500 * time.Microsecond,
+		LagP50: 500 * time.Microsecond, LagP99: 2500 * time.Microsecond, LagWindow: 122,
 	}
 }
 

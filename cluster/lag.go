@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -15,11 +17,13 @@ var lagBounds = []time.Duration{
 	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
 }
 
-// lagHistogram counts replication lags; safe for concurrent use.
+// lagHistogram counts replication lags for the metrics, and keeps the
+// most recent ones for the quantiles lbctl shows; safe for concurrent use.
 type lagHistogram struct {
 	buckets [17]atomic.Int64 // one per bound, then +Inf
 	count   atomic.Int64
 	sum     atomic.Int64 // nanoseconds
+	recent  lagRing
 }
 
 func (h *lagHistogram) observe(d time.Duration) {
@@ -31,6 +35,7 @@ func (h *lagHistogram) observe(d time.Duration) {
 	h.buckets[i].Add(1)
 	h.count.Add(1)
 	h.sum.Add(int64(d))
+	h.recent.add(d)
 }
 
 // cumulative returns the cumulative count at each bound.
@@ -44,22 +49,42 @@ func (h *lagHistogram) cumulative() []int64 {
 	return out
 }
 
-// quantile estimates the q-quantile as the bound of the bucket it falls
-// in (an upper estimate); 0 without samples, and the largest bound when it
-// falls beyond them.
-func (h *lagHistogram) quantile(q float64) time.Duration {
-	total := h.count.Load()
-	if total == 0 {
-		return 0
+// lagWindow is how many recent lags the quantiles are measured over: a
+// few seconds of a busy cluster, and what Redis down an hour ago did to
+// the lag no longer weighs on them.
+const lagWindow = 1024
+
+// lagRing holds the last lagWindow lags. Changes are applied in the
+// background, never on the request path, so a mutex costs nothing there.
+type lagRing struct {
+	mu   sync.Mutex
+	buf  [lagWindow]time.Duration
+	n    int // samples held
+	next int // where the next one goes
+}
+
+func (r *lagRing) add(d time.Duration) {
+	r.mu.Lock()
+	r.buf[r.next] = d
+	r.next = (r.next + 1) % lagWindow
+	r.n = min(r.n+1, lagWindow)
+	r.mu.Unlock()
+}
+
+// quantiles returns the nearest-rank q-quantiles of the samples held, and
+// their number (0, with zero quantiles, without samples).
+func (r *lagRing) quantiles(qs ...float64) ([]time.Duration, int) {
+	r.mu.Lock()
+	s := slices.Clone(r.buf[:r.n])
+	r.mu.Unlock()
+	out := make([]time.Duration, len(qs))
+	if len(s) == 0 {
+		return out, 0
 	}
-	want := int64(q*float64(total) + 0.5)
-	want = max(want, 1)
-	var n int64
-	for i, b := range lagBounds {
-		n += h.buckets[i].Load()
-		if n >= want {
-			return b
-		}
+	slices.Sort(s)
+	for i, q := range qs {
+		rank := int(q*float64(len(s)) + 0.999999) // ceil, without float noise
+		out[i] = s[min(max(rank, 1), len(s))-1]
 	}
-	return lagBounds[len(lagBounds)-1]
+	return out, len(s)
 }

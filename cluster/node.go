@@ -209,7 +209,8 @@ func (n *Node) Changed(c adminapi.Change) {
 // health is the state of the connection to Redis.
 type health struct {
 	mu        sync.Mutex
-	state     int // 0 unknown (starting), 1 up, 2 down
+	state     int    // 0 unknown (starting), 1 up, 2 down
+	failKind  string // when down: failureKind of the last error
 	since     time.Time
 	lastErr   string
 	lastOK    time.Time
@@ -230,12 +231,28 @@ func (n *Node) markDown(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.connected.Store(false)
-	h.lastErr = err.Error()
-	if h.state == stateDown || n.closing.Load() {
+	kind := failureKind(err)
+	// A server that refuses the handshake or the password often resets
+	// the next connections as well: while the failure lasts, that reset
+	// is still the refusal, not Redis going away.
+	if kind == failUnreachable && h.state == stateDown && h.failKind != failUnreachable {
+		kind = h.failKind
+	}
+	h.lastErr = kind + ": " + err.Error()
+	// A failure is news when it starts, and when its cause changes (a
+	// Redis restarted with another password, say).
+	if h.state == stateDown && kind == h.failKind || n.closing.Load() {
 		return
 	}
-	h.state, h.since = stateDown, time.Now()
-	n.log.Warnf("cluster: Redis %s unreachable (%v): serving from the local state until it is back", n.redisName(), err)
+	if h.state != stateDown {
+		h.since = time.Now()
+	}
+	h.state, h.failKind = stateDown, kind
+	if kind == failUnreachable {
+		n.log.Warnf("cluster: Redis %s unreachable (%v): serving from the local state until it is back", n.redisName(), err)
+		return
+	}
+	n.log.Errorf("cluster: Redis %s: %s (%v): %s; serving from the local state meanwhile", n.redisName(), kind, err, failureHint(kind))
 }
 
 // markUp records a successful reconciliation.

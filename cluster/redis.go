@@ -26,6 +26,7 @@ func newClient(c *config.Cluster) redis.UniversalClient {
 		o.Protocol = 2
 		o.DisableIdentity = true
 		o.PoolSize = 4
+		o.TLSConfig = tlsConfig(c.TLS)
 	}
 	if len(c.Sentinels) > 0 {
 		fo := &redis.FailoverOptions{
@@ -34,6 +35,9 @@ func newClient(c *config.Cluster) redis.UniversalClient {
 			SentinelUsername: c.Username, SentinelPassword: c.Password,
 			DialTimeout: ioTimeout, ReadTimeout: ioTimeout, WriteTimeout: ioTimeout, PoolTimeout: ioTimeout,
 			MaxRetries: -1, Protocol: 2, DisableIdentity: true, PoolSize: 4,
+			// go-redis dials the Sentinels and the master with the same
+			// TLS configuration.
+			TLSConfig: tlsConfig(c.TLS),
 		}
 		return redis.NewFailoverClient(fo)
 	}

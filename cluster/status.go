@@ -71,14 +71,16 @@ func (n *Node) Status() *adminapi.ClusterStatus {
 	st.LagBounds = lagBounds
 	st.LagBuckets = n.lag.cumulative()
 	st.LagCount, st.LagSum = n.lag.count.Load(), time.Duration(n.lag.sum.Load())
-	st.LagP50, st.LagP99 = n.lag.quantile(0.5), n.lag.quantile(0.99)
+	q, window := n.lag.recent.quantiles(0.5, 0.99)
+	st.LagP50, st.LagP99, st.LagWindow = q[0], q[1], window
 	st.Nodes = append(st.Nodes, adminapi.ClusterNode{Name: n.name, Self: true, LastContact: lastOK, Connected: st.Connected})
 	n.peers.mu.Lock()
 	for name, p := range n.peers.m {
 		if name == n.name {
 			continue
 		}
-		cn := adminapi.ClusterNode{Name: name, LagP50: p.lag.quantile(0.5), LagP99: p.lag.quantile(0.99), Applied: p.applied.Load()}
+		q, window := p.lag.recent.quantiles(0.5, 0.99)
+		cn := adminapi.ClusterNode{Name: name, LagP50: q[0], LagP99: q[1], LagWindow: window, Applied: p.applied.Load()}
 		if ns := p.lastContact.Load(); ns > 0 {
 			cn.LastContact = time.Unix(0, ns)
 		} else if ms := p.listed.Load(); ms > 0 {

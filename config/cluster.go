@@ -33,6 +33,21 @@ type Cluster struct {
 	// ShareAll shares every service that keeps sessions.
 	ShareSessions []string `json:"share_sessions,omitempty"`
 	ShareAll      bool     `json:"share_all,omitempty"`
+	// TLS, when set, speaks TLS to Redis and to the Sentinels, always
+	// verifying their certificates: without it the password and every
+	// session cross the network in clear text.
+	TLS *ClusterTLS `json:"tls,omitempty"`
+}
+
+// ClusterTLS is the TLS of the connections to Redis and the Sentinels.
+type ClusterTLS struct {
+	// CA verifies the servers' certificates (nil: the system's roots).
+	CA *FileData `json:"ca,omitempty"`
+	// Cert is the client certificate with its key (nil: none).
+	Cert *CertFile `json:"cert,omitempty"`
+	// ServerName is the name the certificates must carry ("": the host
+	// of each address dialled).
+	ServerName string `json:"server_name,omitempty"`
 }
 
 // DefaultKeyPrefix starts the cluster's Redis keys without a KeyPrefix.
@@ -88,6 +103,16 @@ func initClusterTable() {
 			c.KeyPrefix = u[0].arg.Text
 		}
 	})
+	t.add("TLS", "b", func(_ *builder, c *Cluster, _ *parser.Node, u []unit) {
+		if boolArg(u[0]) {
+			c.TLS = &ClusterTLS{}
+		}
+	})
+	// The files are read once the section is complete (clusterTLS): the
+	// key may come before or after the certificate.
+	for _, name := range []string{"CAFile", "ClientCert", "ClientKey", "ServerName"} {
+		t.add(name, "s", func(*builder, *Cluster, *parser.Node, []unit) {})
+	}
 	t.add("ShareSessions", "[sl]+", func(b *builder, c *Cluster, _ *parser.Node, u []unit) {
 		for _, x := range u {
 			switch {
@@ -166,6 +191,9 @@ func globalCluster(b *builder, c *Config, n *parser.Node, _ []unit) {
 		return
 	case cl.Master != "" && !sentinel:
 		b.errorf(stmtSpan(n), "Master is only used with Sentinel")
+		return
+	}
+	if !b.clusterTLS(cl, n) {
 		return
 	}
 	c.Cluster = cl

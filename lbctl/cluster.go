@@ -30,6 +30,7 @@ type clusterView struct {
 	StateKept       int64   `json:"state_kept"`
 	LagP50          int64   `json:"lag_p50_us"`
 	LagP99          int64   `json:"lag_p99_us"`
+	LagSamples      int64   `json:"lag_samples"`
 	LagCount        int64   `json:"lag_count"`
 	Nodes           []struct {
 		Name        string  `json:"name"`
@@ -38,6 +39,7 @@ type clusterView struct {
 		LastContact *string `json:"last_contact"`
 		LagP50      int64   `json:"lag_p50_us"`
 		LagP99      int64   `json:"lag_p99_us"`
+		LagSamples  int64   `json:"lag_samples"`
 		Applied     int64   `json:"applied"`
 	} `json:"nodes"`
 }
@@ -114,8 +116,10 @@ func clusterSummary(v *clusterView, now time.Time) string {
 		s += " (" + *v.LastError + "); serving from the local state"
 	}
 	s += fmt.Sprintf(", %d nodes", len(v.Nodes))
-	if v.LagCount > 0 {
-		s += fmt.Sprintf(", lag p50 %s p99 %s", micros(v.LagP50), micros(v.LagP99))
+	if v.LagSamples > 0 {
+		// Measured over the most recent changes (lbd keeps 1024), which
+		// the line says, so nobody reads them as all-time figures.
+		s += fmt.Sprintf(", lag p50 %s p99 %s over the last %d changes", micros(v.LagP50), micros(v.LagP99), v.LagSamples)
 	}
 	return s
 }

@@ -17,11 +17,11 @@ func clusterStatus(connected bool) *adminapi.ClusterStatus {
 	c := &adminapi.ClusterStatus{
 		Node: "lb-a", Redis: "10.0.0.10:6379", Connected: connected, Since: fakeNow.Add(-time.Minute),
 		SessionsSent: 10, SessionsApplied: 12, StateSent: 1, StateApplied: 2,
-		LagCount: 14, LagP50: 500 * time.Microsecond, LagP99: 2500 * time.Microsecond,
+		LagCount: 14, LagWindow: 14, LagP50: 500 * time.Microsecond, LagP99: 2500 * time.Microsecond,
 		Nodes: []adminapi.ClusterNode{
 			{Name: "lb-a", Self: true, LastContact: fakeNow.Add(-300 * time.Millisecond), Connected: connected},
 			{Name: "lb-b", LastContact: fakeNow.Add(-2 * time.Second), LagP50: 500 * time.Microsecond,
-				LagP99: 2500 * time.Microsecond, Applied: 14, Connected: true},
+				LagP99: 2500 * time.Microsecond, LagWindow: 14, Applied: 14, Connected: true},
 		},
 	}
 	if !connected {
@@ -36,13 +36,13 @@ func TestWriteCluster(t *testing.T) {
 		connected bool
 		want      string
 	}{
-		{name: "connected", connected: true, want: `cluster: node lb-a, Redis 10.0.0.10:6379 up since 1m0s ago, 2 nodes, lag p50 500µs p99 2.5ms
+		{name: "connected", connected: true, want: `cluster: node lb-a, Redis 10.0.0.10:6379 up since 1m0s ago, 2 nodes, lag p50 500µs p99 2.5ms over the last 14 changes
 sessions: 10 sent, 12 applied, 0 dropped; runtime state: 1 sent, 2 applied, 0 pending, 0 kept
 NODE  SELF  REDIS  LAST CONTACT  LAG P50  LAG P99  APPLIED
 lb-a  yes   up     300ms ago     -        -        -
 lb-b  -     up     2s ago        500µs    2.5ms    14
 `},
-		{name: "Redis down", want: `cluster: node lb-a, Redis 10.0.0.10:6379 down since 1m0s ago (dial unix /run/redis.sock: connect: no such file or directory); serving from the local state, 2 nodes, lag p50 500µs p99 2.5ms
+		{name: "Redis down", want: `cluster: node lb-a, Redis 10.0.0.10:6379 down since 1m0s ago (dial unix /run/redis.sock: connect: no such file or directory); serving from the local state, 2 nodes, lag p50 500µs p99 2.5ms over the last 14 changes
 sessions: 10 sent, 12 applied, 0 dropped; runtime state: 1 sent, 2 applied, 1 pending, 0 kept
 NODE  SELF  REDIS  LAST CONTACT  LAG P50  LAG P99  APPLIED
 lb-a  yes   down   300ms ago     -        -        -

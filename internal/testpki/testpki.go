@@ -13,6 +13,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"os"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,7 @@ type Cert struct {
 type Spec struct {
 	CommonName string
 	DNSNames   []string
+	IPs        []net.IP // IP address SANs (a Redis dialled as 127.0.0.1:port)
 	Org        string
 	CA         bool
 	Client     bool // client-auth usage instead of server-auth
@@ -55,6 +57,7 @@ func Issue(s Spec, parent *Cert) (*Cert, error) {
 		SerialNumber: big.NewInt(serial.Add(1) + 1000),
 		Subject:      pkix.Name{CommonName: s.CommonName},
 		DNSNames:     s.DNSNames,
+		IPAddresses:  s.IPs,
 		NotBefore:    s.NotBefore,
 		NotAfter:     s.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
