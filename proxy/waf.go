@@ -44,7 +44,12 @@ func (c *conn) wafRequestHead(st *Listener, special bool) (done, ok bool) {
 	if hasBody(req) && !special {
 		return false, false // phase 2 runs in forward, with the body
 	}
-	v, err := tx.RequestBody()
+	return c.wafPhase2(st)
+}
+
+// wafPhase2 runs phase 2 on what the WAF was given of the body.
+func (c *conn) wafPhase2(st *Listener) (done, ok bool) {
+	v, err := c.ex.waf.RequestBody()
 	if err != nil {
 		st.diag(err)
 		return true, c.fail(st, 500)
@@ -97,15 +102,7 @@ func (c *conn) wafRequestBody(st *Listener, headLen int, whole *bool) (done, ok 
 			return true, c.wafAnswer(st, v)
 		}
 	}
-	v, err := tx.RequestBody()
-	if err != nil {
-		st.diag(err)
-		return true, c.fail(st, 500)
-	}
-	if v != nil {
-		return true, c.wafAnswer(st, v)
-	}
-	return false, false
+	return c.wafPhase2(st)
 }
 
 // wafReadBody feeds the buffered body bytes and reads on until the body
