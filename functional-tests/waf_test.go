@@ -345,3 +345,28 @@ func TestWAFAccessLog(t *testing.T) {
 	rawExchange(t, p2.addr, []byte("GET /deny/x HTTP/1.1\r\nHost: h\r\n\r\n"), time.Second)
 	waitFor(t, "the extended log line", func() bool { return strings.Contains(p2.out.String(), "-> waf:1/1/deny)") })
 }
+
+// TestWAFBodyLimit: past SecRequestBodyLimit, ProcessPartial inspects
+// the start and sends the whole body on untouched; Reject answers 413.
+func TestWAFBodyLimit(t *testing.T) {
+	var seen atomic.Int64
+	be := wafBackend(t, &seen)
+	body := strings.Repeat("0123456789", 10000) // 100 kB
+	for _, tc := range []struct {
+		action string
+		want   string
+	}{
+		{"ProcessPartial", "body=100000"},
+		{"Reject", "HTTP/1.1 413 "},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			rules := "SecRuleEngine On\nSecRequestBodyAccess On\nSecRequestBodyLimit 1000\nSecRequestBodyInMemoryLimit 1000\nSecRequestBodyLimitAction " + tc.action + "\n"
+			p := startWAF(t, wafConfig("Daemon 0\nLogLevel 0\nTimeOut 5\n", be, ""), rules)
+			req := fmt.Sprintf("POST /big HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			raw, _ := rawExchange(t, p.addr, []byte(req), 2*time.Second)
+			if !strings.Contains(string(raw), tc.want) {
+				t.Fatalf("answer %.300q, want %q in it", raw, tc.want)
+			}
+		})
+	}
+}

@@ -312,3 +312,49 @@ func TestRXOnRE2(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestBodyLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name, action string
+		wantStatus   int
+		wantFull     bool
+	}{
+		{"Reject answers 413", "Reject", 413, false},
+		{"ProcessPartial inspects the start", "ProcessPartial", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := filepath.Join(dir, "r.conf")
+			rules := "SecRuleEngine On\nSecRequestBodyAccess On\nSecRequestBodyLimit 100\nSecRequestBodyInMemoryLimit 100\nSecRequestBodyLimitAction " + tc.action + "\n"
+			if err := os.WriteFile(f, []byte(rules), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e, err := Compile([]string{f}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx := e.Begin(netip.MustParseAddrPort("192.0.2.7:40000"), netip.MustParseAddrPort("127.0.0.1:80"))
+			defer func() {
+				if err := tx.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
+			tx.RequestLine("POST", "/", "HTTP/1.1")
+			tx.AddRequestHeader("Content-Type", "application/x-www-form-urlencoded")
+			if v := tx.RequestHeaders(); v != nil {
+				t.Fatal(v)
+			}
+			v, full, err := tx.WriteRequestBody([]byte("a=" + strings.Repeat("b", 200)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			if v != nil {
+				got = v.Status
+			}
+			if got != tc.wantStatus || (v == nil && full != tc.wantFull) {
+				t.Fatalf("verdict %v full %v, want status %d full %v", v, full, tc.wantStatus, tc.wantFull)
+			}
+		})
+	}
+}
