@@ -122,6 +122,11 @@ func (t *Tx) rawRequestBody() error {
 	if b.Len() > 0 {
 		v.Set(b.String())
 	}
+	vars := st.Variables()
+	if ct := vars.RequestHeaders().Get("content-type"); len(ct) > 0 && b.Len() > 0 {
+		cut := vars.InboundDataError().Get() == "1"
+		checkMultipart(ct[0], []byte(b.String()), cut).set(st)
+	}
 	return nil
 }
 

@@ -358,3 +358,27 @@ func TestRequestBodyLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestStrictMultipart(t *testing.T) {
+	const ct = "multipart/form-data; boundary=b"
+	for _, tc := range []struct {
+		name, body string
+		cut        bool
+		want       multipartFault
+	}{
+		{"well formed", "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"t.txt\"\r\nContent-Type: text/plain\r\n\r\nline1\nline2\r\n--b--\r\n", false, multipartFault{}},
+		{"final boundary missing", "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n", false, multipartFault{reqbody: "Multipart: final boundary missing", strict: false}},
+		{"cut at the limit is not missing its end", "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nxx", true, multipartFault{}},
+		{"attachment", "--b\r\nContent-Disposition: attachment; name=\"a\"\r\n\r\nx\r\n--b--\r\n", false, multipartFault{reqbody: "Multipart: invalid Content-Disposition header", strict: true}},
+		{"data after", "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--b--\r\nmore\r\n", false, multipartFault{strict: true, after: true}},
+		{"folded header", "--b\r\nContent-Disposition: form-data;\r\n name=\"a\"\r\n\r\nx\r\n--b--\r\n", false, multipartFault{strict: true}},
+		{"preamble", "hello\r\n--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--b--\r\n", false, multipartFault{strict: true}},
+		{"bare LF lines", "--b\nContent-Disposition: form-data; name=\"a\"\n\nx\n--b--\n", false, multipartFault{strict: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := checkMultipart(ct, []byte(tc.body), tc.cut); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
