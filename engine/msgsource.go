@@ -7,6 +7,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/adminapi"
 	"lbd/config"
 	"lbd/internal/msglog"
 	"lbd/parser"
@@ -36,13 +37,80 @@ func listenerName(l *config.Listener) string {
 	return net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 }
 
+// stmtError is an error about a configuration statement that is no
+// parser diagnostic (a socket a listener cannot bind): its text starts
+// with the position, as before, and ErrorFields finds the statement.
+type stmtError struct {
+	pos config.Locus
+	msg string // the text after the position
+	err error
+}
+
+// atStatement wraps err as "POS: msg: err" (msg may be empty).
+func atStatement(pos config.Locus, msg string, err error) error {
+	return &stmtError{pos: pos, msg: msg, err: err}
+}
+
+func (e *stmtError) Error() string {
+	if e.msg == "" {
+		return e.pos.String() + ": " + e.err.Error()
+	}
+	return e.pos.String() + ": " + e.msg + ": " + e.err.Error()
+}
+
+func (e *stmtError) Unwrap() error { return e.err }
+
 // ErrorFields returns the source fields of err: the position of the
-// first configuration statement it is about (a parser diagnostic), so a
-// refused reload or start names its file and line in JSON lines too.
+// first configuration statement it is about (a parser diagnostic, or a
+// statement the engine could not apply), so a refused reload or start
+// names its file and line in JSON lines too.
 func ErrorFields(err error) logrus.Fields {
 	var d *parser.Diagnostic
 	if errors.As(err, &d) && d.Span.Start.Line > 0 {
 		return logrus.Fields{msglog.Config: msglog.ConfigPos(d.Span.Start.File, d.Span.Start.Line)}
 	}
+	var s *stmtError
+	if errors.As(err, &s) {
+		if p := configPos(s.pos); p != "" {
+			return logrus.Fields{msglog.Config: p}
+		}
+	}
 	return logrus.Fields{}
+}
+
+// changeText says what a control change did, "" for a reload (the
+// reload logs its own result).
+func changeText(c adminapi.Change) string {
+	switch c.Kind {
+	case adminapi.ChangeEnabled:
+		if c.Enabled {
+			return "enabled"
+		}
+		return "disabled"
+	case adminapi.ChangeBackendAdded:
+		return "backend added"
+	case adminapi.ChangeBackendRemoved:
+		return "backend removed"
+	case adminapi.ChangeLogLevel:
+		return "request log format set to " + strconv.Quote(c.Level)
+	case adminapi.ChangeBackendPriority:
+		return "priority set to " + strconv.Itoa(c.Spec.Priority)
+	case adminapi.ChangeBackendWeight:
+		return "weight set to " + strconv.Itoa(c.Spec.Weight)
+	case adminapi.ChangeBackendConnLimit:
+		return "connection limit set to " + strconv.Itoa(c.Spec.ConnLimit)
+	}
+	return ""
+}
+
+// changeFields are a control change's source fields (empty names left
+// out: a global service has no listener).
+func changeFields(c adminapi.Change) logrus.Fields {
+	f := logrus.Fields{}
+	for k, v := range map[string]string{msglog.Listener: c.Listener, msglog.Service: c.Service, msglog.Backend: c.Backend} {
+		if v != "" {
+			f[k] = v
+		}
+	}
+	return f
 }
