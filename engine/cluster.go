@@ -134,7 +134,7 @@ func (e *Engine) changed(c adminapi.Change) {
 	if what := changeText(c); what != "" {
 		// The control API's audit line says who asked; this one what
 		// changed, with the listener, service and backend as fields.
-		e.opts.Log.WithFields(changeFields(c)).Info("control API change applied: " + what)
+		e.opts.Log.WithFields(e.changeFields(c)).Info("control API change applied: " + what)
 	}
 	if e.opts.Cluster != nil {
 		e.opts.Cluster.Changed(c)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -104,8 +105,14 @@ func changeText(c adminapi.Change) string {
 }
 
 // changeFields are a control change's source fields (empty names left
-// out: a global service has no listener).
-func changeFields(c adminapi.Change) logrus.Fields {
+// out: a global service has no listener). An unnamed listener, "#N" in
+// the cluster's naming, is named as every other message names it.
+func (e *Engine) changeFields(c adminapi.Change) logrus.Fields {
+	if n, ok := strings.CutPrefix(c.Listener, "#"); ok && e.g != nil {
+		if i, err := strconv.Atoi(n); err == nil && i >= 0 && i < len(e.g.cfg.Listeners) {
+			c.Listener = listenerName(e.g.cfg.Listeners[i])
+		}
+	}
 	f := logrus.Fields{}
 	for k, v := range map[string]string{msglog.Listener: c.Listener, msglog.Service: c.Service, msglog.Backend: c.Backend} {
 		if v != "" {

@@ -54,7 +54,7 @@ func TestChangeText(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
 		}
 	}
-	f := changeFields(adminapi.Change{Listener: "", Service: "app", Backend: "b-80"})
+	f := (&Engine{}).changeFields(adminapi.Change{Listener: "", Service: "app", Backend: "b-80"})
 	if len(f) != 2 || f["service"] != "app" || f["backend"] != "b-80" {
 		t.Errorf("fields %v", f)
 	}

@@ -80,12 +80,34 @@ func (f TextFormatter) Format(e *logrus.Entry) ([]byte, error) {
 	b := append([]byte(f.Prefix), e.Message...)
 	for _, k := range sortedKeys(e.Data) {
 		v := fmt.Sprint(e.Data[k])
-		if isSource(k) && (f.HideSources || v == "" || strings.Contains(e.Message, v)) {
+		if isSource(k) && (f.HideSources || v == "" || containsWord(e.Message, v)) {
 			continue
 		}
 		b = fmt.Appendf(b, " %s=%s", k, v)
 	}
 	return append(b, '\n'), nil
+}
+
+// containsWord tells whether v appears in msg as a whole word: not inside
+// a longer name or number ("app" is not in "applied", 127.0.0.1:80 not
+// in 127.0.0.1:8080), so a source is only left out when the text
+// really names it.
+func containsWord(msg, v string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], v)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(v)
+		if (start == 0 || !wordByte(msg[start-1])) && (end == len(msg) || !wordByte(msg[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // JSONFormatter prints one JSON object a line:
