@@ -270,7 +270,9 @@ func (g *graph) findService(scope string, idx int, name string) *service.Service
 	return nil
 }
 
-func (b *builder) backend(key string, cb *config.Backend, group int) *backend.Backend {
+// backend returns the backend object for key; src names its service
+// and listener in its messages.
+func (b *builder) backend(key string, cb *config.Backend, group int, src logrus.Fields) *backend.Backend {
 	if set, ok := b.opts.settings[key]; ok {
 		cb = withSettings(cb, set)
 	}
@@ -287,7 +289,7 @@ func (b *builder) backend(key string, cb *config.Backend, group int) *backend.Ba
 	// Dead and resurrected messages say which backend and where the
 	// file defines it.
 	if b.log != nil { // nil in tests that build graphs alone: logrus's default
-		o.Logger = b.log.WithFields(logrus.Fields{msglog.Backend: o.Address, msglog.Config: configPos(cb.Pos)})
+		o.Logger = b.log.WithFields(src).WithFields(logrus.Fields{msglog.Backend: o.Address, msglog.Config: configPos(cb.Pos)})
 	}
 	be := backend.New(o)
 	switch {

@@ -121,3 +121,17 @@ func (e *Engine) changeFields(c adminapi.Change) logrus.Fields {
 	}
 	return f
 }
+
+// serviceSource names a service and its listener (none for a global
+// service, scope "g"; scope "lN" is listener N) for the messages of its
+// backends; an unnamed service is left out rather than numbered.
+func (b *builder) serviceSource(scope string, s *config.Service) logrus.Fields {
+	f := logrus.Fields{}
+	if s.Name != "" {
+		f[msglog.Service] = s.Name
+	}
+	if i, err := strconv.Atoi(strings.TrimPrefix(scope, "l")); err == nil && i >= 0 && i < len(b.cfg.Listeners) {
+		f[msglog.Listener] = listenerName(b.cfg.Listeners[i])
+	}
+	return f
+}

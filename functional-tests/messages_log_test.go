@@ -128,7 +128,7 @@ func TestMessageLogJSON(t *testing.T) {
 			}
 			cfgRe := regexp.MustCompile(`^` + regexp.QuoteMeta(p.cfg) + `:\d+$`)
 			down := find(" dead")
-			if down["level"] != "warn" || down["backend"] != fmt.Sprintf("127.0.0.1:%d", dead) || !cfgRe.MatchString(fmt.Sprint(down["config"])) {
+			if down["level"] != "warn" || down["service"] != "app" || down["listener"] != p.addr || down["backend"] != fmt.Sprintf("127.0.0.1:%d", dead) || !cfgRe.MatchString(fmt.Sprint(down["config"])) {
 				t.Errorf("backend down: %v", down)
 			}
 			if l := find("control API change applied: disabled"); l["service"] != "app" || l["backend"] == nil {
@@ -199,7 +199,7 @@ func TestMessageLogText(t *testing.T) {
 		}
 	}
 	patterns := []string{
-		`(?m)^lbd: Backend 127\.0\.0\.1:` + fmt.Sprint(dead) + ` dead \(.*\) config=` + regexp.QuoteMeta(p.cfg) + `:\d+$`,
+		`(?m)^lbd: Backend 127\.0\.0\.1:` + fmt.Sprint(dead) + ` dead \(.*\) config=` + regexp.QuoteMeta(p.cfg) + `:\d+ listener=` + regexp.QuoteMeta(p.addr) + ` service=app$`,
 		`(?m)^lbd: control API change applied: disabled backend=\S+ listener=\S+ service=app$`,
 		`(?m)^lbd: reload failed, keeping the running configuration: ` + regexp.QuoteMeta(p.cfg) + `:\d+\.\d+-\d+: `,
 	}
