@@ -315,7 +315,7 @@ func (e *Engine) Reload() error {
 		err = e.Apply(cfg)
 	}
 	if err != nil {
-		e.opts.Log.Errorf("reload failed, keeping the running configuration: %v", err)
+		e.opts.Log.WithFields(ErrorFields(err)).Errorf("reload failed, keeping the running configuration: %v", err)
 		return err
 	}
 	e.opts.Log.Info("configuration reloaded")
