@@ -20,6 +20,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/internal/metrics"
 	"lbd/internal/sockio"
 )
 
@@ -116,6 +117,9 @@ type Backend struct {
 	errors      atomic.Int64
 	connectTime atomic.Int64 // average connect time in ns; -1 = none
 	probing     atomic.Bool  // a health probe is in flight
+	// duration and connect are the lbd_backend_* histograms: fixed
+	// arrays of atomics, so recording them allocates nothing.
+	duration, connect metrics.Histogram
 
 	pool pool
 

@@ -223,6 +223,6 @@ func (b *Backend) Probe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ewma(&b.connectTime, int64(time.Since(start)), connectShift)
+	b.connected(time.Since(start))
 	return nc.Close()
 }

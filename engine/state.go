@@ -3,6 +3,7 @@ package engine
 import (
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -61,7 +62,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 	now := time.Now()
 	st := &adminapi.State{
 		Core: adminapi.Core{
-			Version: Version, PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
+			Version: Version, GoVersion: runtime.Version(), PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
 			Workers: workers(int(e.active()), g.cfg),
 		},
 		LogLevel: g.cfg.LogLevel,
@@ -87,6 +88,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 			v.Pending = v.Connections
 			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
 			v.WAFHits = servers[i].srv.WAFHits()
+			v.Requests = adminapi.ReadRequests(servers[i].srv.Requests())
 		}
 		v.Limits = limitsView(config.ListenerLimits(l, g.cfg.Detached))
 		for _, s := range g.services[i] {
@@ -151,6 +153,9 @@ func (e *Engine) active() int64 {
 
 func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) adminapi.Service {
 	v := adminapi.Service{Name: s.Name, Enabled: s.Enabled(), SessionType: "NONE", Priority: 1}
+	if s.Stats != nil {
+		v.Requests = adminapi.ReadRequests(s.Stats)
+	}
 	if p, ok := s.Algo.(interface{ Priority() int }); ok {
 		v.Priority = p.Priority()
 	}
@@ -216,11 +221,11 @@ func backendView(b *backend.Backend) adminapi.Backend {
 		Address: host, Port: port, Enabled: b.Enabled(), Alive: b.Alive(),
 		Priority: b.Priority(), Weight: b.Weight(), ConnLimit: b.ConnLimit(),
 		ConnTimeout: b.ConnTO(), IOTimeout: b.TimeOut(), WSTimeout: b.WSTimeOut(),
-		Hits2xx: b.StatusCount(2), Hits3xx: b.StatusCount(3), Hits4xx: b.StatusCount(4), Hits5xx: b.StatusCount(5),
+		Hits1xx: b.StatusCount(1), Hits2xx: b.StatusCount(2), Hits3xx: b.StatusCount(3), Hits4xx: b.StatusCount(4), Hits5xx: b.StatusCount(5),
 		Requests: b.Requests(), Errors: b.Errors(), Active: b.Active(), Pending: b.Pending(),
 		ResponseTime: b.Latency(), ConnectTime: b.ConnectTime(), RequestTimeAvg: max(b.Latency(), 0),
-		LatencyTotal: b.LatencyTotal(),
-		HTTPS:        b.HTTPS(), ServerName: b.ServerName(),
+		LatencyTotal: b.LatencyTotal(), Durations: b.Durations(), ConnectDurations: b.ConnectDurations(),
+		HTTPS: b.HTTPS(), ServerName: b.ServerName(),
 	}
 }
 

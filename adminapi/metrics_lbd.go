@@ -1,0 +1,113 @@
+package adminapi
+
+import (
+	"strconv"
+
+	"lbd/internal/metrics"
+)
+
+// lbd's own families, in Prometheus naming (counters end in _total, units
+// in the name, durations in seconds). Unlike Pound's they are meant to
+// pass `promtool check metrics`; they share Pound's listener, service and
+// backend labels so the two families join.
+var lbdFamilies = []metricFamily{
+	{name: "lbd_build_info", typ: "gauge", help: "Always 1; the labels say which lbd this is and the Go release it was built with."},
+	{name: "lbd_listener_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per listener."},
+	{name: "lbd_listener_responses", typ: "counter", help: "Responses sent by a listener, by status class (lbd's own replies included)."},
+	{name: "lbd_service_state", typ: "gauge", help: "State of a service: up (enabled, a backend can take requests), down (enabled, none can) or disabled; 1 for the current state."},
+	{name: "lbd_service_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per service."},
+	{name: "lbd_service_responses", typ: "counter", help: "Responses to the requests a service matched, by status class."},
+	{name: "lbd_backend_state", typ: "gauge", help: "State of a backend: up (enabled and alive), down (enabled, dead) or disabled; 1 for the current state."},
+	{name: "lbd_backend_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the backend's response, for the requests the backend answered."},
+	{name: "lbd_backend_responses", typ: "counter", help: "Responses relayed from a backend, by status class."},
+	{name: "lbd_backend_connect_duration_seconds", typ: "histogram", unit: "seconds", help: "Time to connect to a backend (request dials and health probes)."},
+}
+
+func init() { metricFamilies = append(metricFamilies, lbdFamilies...) }
+
+// stateNames are the values of the state label of lbd_*_state.
+var stateNames = [...]string{"up", "down", "disabled"}
+
+// lbdCore adds the process-wide lbd families.
+func (e *exposition) lbdCore(c *Core) {
+	e.add("lbd_build_info", "", [][2]string{{"version", c.Version}, {"goversion", c.GoVersion}}, "1")
+}
+
+// lbdListener adds a listener's request families (none for the control
+// socket's, which records nothing).
+func (e *exposition) lbdListener(lbl [][2]string, l *Listener) {
+	e.requests("lbd_listener", lbl, &l.Requests)
+}
+
+// lbdService adds a service's state and request families.
+func (e *exposition) lbdService(lbl [][2]string, s *Service) {
+	state := "disabled"
+	if s.Enabled {
+		state = "down"
+		for i := range s.Backends {
+			if b := &s.Backends[i]; b.Kind != KindMatrix && b.Enabled && b.Alive {
+				state = "up"
+				break
+			}
+		}
+	}
+	e.stateset("lbd_service_state", lbl, state)
+	e.requests("lbd_service", lbl, &s.Requests)
+}
+
+// lbdBackend adds a backend's state and, for a regular backend, its
+// request families.
+func (e *exposition) lbdBackend(lbl [][2]string, b *Backend) {
+	if b.Kind == KindMatrix {
+		return // a template: its backends are listed on their own
+	}
+	state := "disabled"
+	switch {
+	case b.Enabled && b.Alive:
+		state = "up"
+	case b.Enabled:
+		state = "down"
+	}
+	e.stateset("lbd_backend_state", lbl, state)
+	if b.Durations.Bounds == nil {
+		return
+	}
+	e.histogram("lbd_backend_request_duration_seconds", lbl, &b.Durations)
+	e.codes("lbd_backend_responses", lbl, [6]uint64{0, uint64(b.Hits1xx), uint64(b.Hits2xx), uint64(b.Hits3xx), uint64(b.Hits4xx), uint64(b.Hits5xx)})
+	e.histogram("lbd_backend_connect_duration_seconds", lbl, &b.ConnectDurations)
+}
+
+// requests adds prefix_request_duration_seconds and prefix_responses_total.
+func (e *exposition) requests(prefix string, lbl [][2]string, r *RequestStats) {
+	if r.Duration.Bounds == nil {
+		return
+	}
+	e.histogram(prefix+"_request_duration_seconds", lbl, &r.Duration)
+	e.codes(prefix+"_responses", lbl, r.Codes)
+}
+
+// stateset adds one sample per state name, 1 for cur and 0 for the others.
+func (e *exposition) stateset(fam string, lbl [][2]string, cur string) {
+	for _, s := range stateNames {
+		e.add(fam, "", with(lbl, "state", s), boolValue(s == cur))
+	}
+}
+
+// codes adds the 1xx..5xx counters of a status class family.
+func (e *exposition) codes(fam string, lbl [][2]string, n [6]uint64) {
+	for class := 1; class <= 5; class++ {
+		e.add(fam, "_total", with(lbl, "code", strconv.Itoa(class)+"xx"), strconv.FormatUint(n[class], 10))
+	}
+}
+
+// histogram adds the buckets, count and sum of a duration histogram.
+func (e *exposition) histogram(fam string, lbl [][2]string, h *metrics.HistogramSnapshot) {
+	for i, b := range h.Bounds {
+		if i < len(h.Buckets) {
+			e.add(fam, "_bucket", with(lbl, "le", promSeconds(b)), strconv.FormatUint(h.Buckets[i], 10))
+		}
+	}
+	e.add(fam, "_bucket", with(lbl, "le", "+Inf"), strconv.FormatUint(h.Count, 10))
+	e.add(fam, "_count", lbl, strconv.FormatUint(h.Count, 10))
+	e.add(fam, "_sum", lbl, promSeconds(h.Sum))
+}
