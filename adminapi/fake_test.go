@@ -26,7 +26,8 @@ func fixture() *State {
 			Uptime:    17365828 * time.Microsecond,
 			QueueLen:  2,
 			QueueMax:  19736,
-			Workers:   Workers{Active: 1, Count: 5, Min: 5, Max: 128, IdleTimeout: 30 * time.Second},
+			Reloads:   3, ReloadFailures: 1,
+			Workers: Workers{Active: 1, Count: 5, Min: 5, Max: 128, IdleTimeout: 30 * time.Second},
 		},
 		ControlSocket: "/run/lbd/pound.ctl",
 		LogLevel:      "regular",
@@ -55,7 +56,7 @@ func fixture() *State {
 
 func webService() Service {
 	return Service{
-		Name: "web", Enabled: true, SessionType: "COOKIE", Priority: 1,
+		Name: "web", Enabled: true, SessionType: "COOKIE", Priority: 1, SessionsCreated: 5, SessionsExpired: 3,
 		Requests: RequestStats{Duration: histogram(3*time.Millisecond, 3*time.Millisecond), Codes: [6]uint64{0, 0, 2}},
 		Backends: []Backend{
 			{

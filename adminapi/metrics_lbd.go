@@ -12,11 +12,15 @@ import (
 // backend labels so the two families join.
 var lbdFamilies = []metricFamily{
 	{name: "lbd_build_info", typ: "gauge", help: "Always 1; the labels say which lbd this is and the Go release it was built with."},
+	{name: "lbd_reloads", typ: "counter", help: "Reloads of the configuration file (SIGHUP, the control API), by result: success or failure."},
 	{name: "lbd_listener_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per listener."},
 	{name: "lbd_listener_responses", typ: "counter", help: "Responses sent by a listener, by status class (lbd's own replies included)."},
 	{name: "lbd_service_state", typ: "gauge", help: "State of a service: up (enabled, a backend can take requests), down (enabled, none can) or disabled; 1 for the current state."},
 	{name: "lbd_service_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per service."},
 	{name: "lbd_service_responses", typ: "counter", help: "Responses to the requests a service matched, by status class."},
+	{name: "lbd_service_sessions", typ: "gauge", help: "Sessions in a service's session table."},
+	{name: "lbd_service_sessions_created", typ: "counter", help: "Sessions a service's table added."},
+	{name: "lbd_service_sessions_expired", typ: "counter", help: "Sessions a service's table dropped for being idle longer than the TTL."},
 	{name: "lbd_backend_state", typ: "gauge", help: "State of a backend: up (enabled and alive), down (enabled, dead) or disabled; 1 for the current state."},
 	{name: "lbd_backend_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the backend's response, for the requests the backend answered."},
 	{name: "lbd_backend_responses", typ: "counter", help: "Responses relayed from a backend, by status class."},
@@ -31,6 +35,8 @@ var stateNames = [...]string{"up", "down", "disabled"}
 // lbdCore adds the process-wide lbd families.
 func (e *exposition) lbdCore(c *Core) {
 	e.add("lbd_build_info", "", [][2]string{{"version", c.Version}, {"goversion", c.GoVersion}}, "1")
+	e.add("lbd_reloads", "_total", [][2]string{{"result", "success"}}, strconv.FormatUint(c.Reloads, 10))
+	e.add("lbd_reloads", "_total", [][2]string{{"result", "failure"}}, strconv.FormatUint(c.ReloadFailures, 10))
 }
 
 // lbdListener adds a listener's request families (none for the control
@@ -53,6 +59,12 @@ func (e *exposition) lbdService(lbl [][2]string, s *Service) {
 	}
 	e.stateset("lbd_service_state", lbl, state)
 	e.requests("lbd_service", lbl, &s.Requests)
+	if s.SessionType != "" && s.SessionType != "NONE" {
+		// A Summary has only the count, a full State the list.
+		e.add("lbd_service_sessions", "", lbl, strconv.Itoa(max(s.SessionCount, len(s.Sessions))))
+		e.add("lbd_service_sessions_created", "_total", lbl, strconv.FormatUint(s.SessionsCreated, 10))
+		e.add("lbd_service_sessions_expired", "_total", lbl, strconv.FormatUint(s.SessionsExpired, 10))
+	}
 }
 
 // lbdBackend adds a backend's state and, for a regular backend, its

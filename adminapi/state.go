@@ -50,6 +50,9 @@ type Core struct {
 	QueueLen  int           // requests accepted but not yet picked up
 	QueueMax  int           // capacity of that queue
 	Workers   Workers
+	// Reloads and ReloadFailures count the reloads of the configuration
+	// file that worked and that failed (lbd_reloads_total).
+	Reloads, ReloadFailures uint64
 }
 
 // Workers describes the worker pool (Pound "workers" object).
@@ -144,6 +147,9 @@ type Service struct {
 	// SessionCount is the number of sessions; a Summary fills it without
 	// listing Sessions.
 	SessionCount int
+	// SessionsCreated and SessionsExpired count the sessions the table
+	// ever added and those it dropped for idling past the TTL.
+	SessionsCreated, SessionsExpired uint64
 	// Requests are the service's request durations and status classes
 	// (lbd_service_*).
 	Requests RequestStats

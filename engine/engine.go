@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -71,6 +72,9 @@ type Engine struct {
 	// stopping is set when Shutdown, Close or a handover begins: from
 	// then on no rebuild binds a socket or swaps the graph.
 	stopping bool
+	// reloads counts Reload's results, [0] success and [1] failure
+	// (lbd_reloads_total); atomics, as State reads them without mu.
+	reloads [2]atomic.Uint64
 }
 
 // server is one bound listening socket and its proxy server.

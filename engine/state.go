@@ -64,6 +64,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 		Core: adminapi.Core{
 			Version: Version, GoVersion: runtime.Version(), PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
 			Workers: workers(int(e.active()), g.cfg),
+			Reloads: e.reloads[0].Load(), ReloadFailures: e.reloads[1].Load(),
 		},
 		LogLevel: g.cfg.LogLevel,
 		Cluster:  e.clusterStatus(),
@@ -182,6 +183,7 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) a
 	}
 	if s.Sessions != nil {
 		v.SessionType = s.Cfg.Session.Type.String()
+		v.SessionsCreated, v.SessionsExpired = s.Sessions.Created(), s.Sessions.Expired()
 		if !sessions {
 			v.SessionCount = s.Sessions.Len()
 			return v

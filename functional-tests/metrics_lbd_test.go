@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // metricsConfig has a control socket, a Metrics service and one web
@@ -218,5 +219,58 @@ func checkGrows(t *testing.T, a, b map[string]float64) {
 	}
 	if seen == 0 {
 		t.Error("no counters in the scrape")
+	}
+}
+
+// TestMetricsReloadsAndSessions scrapes GET /metrics on the control
+// socket: a good and a broken reload are counted by result, the request
+// counters survive the good one, and an IP session is counted when made
+// and when it expires (TTL 1 s, swept every second).
+func TestMetricsReloadsAndSessions(t *testing.T) {
+	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	cfg := fmt.Sprintf(metricsConfig, be.block()+"\t\tSession\n\t\t\tType IP\n\t\t\tTTL 1\n\t\tEnd\n")
+	p := startLBD(t, cfg)
+	ctl := unixClient(filepath.Join(p.dir, "ctl.sock"))
+	scrape := func() map[string]float64 {
+		code, body := control(t, ctl, "GET", "/metrics")
+		if code != 200 {
+			t.Fatalf("GET /metrics on the control socket: %d %s", code, body)
+		}
+		return parseScrape(t, body)
+	}
+	const n = 5
+	for i := 0; i < n; i++ {
+		get(t, http.DefaultClient, "http://"+p.addr+"/traffic")
+	}
+	if code, body := control(t, ctl, "PATCH", "/config"); code != 200 {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	writeFile(t, p.dir, "lbd.cfg", cfg+"NoSuchDirective 1\n")
+	if code, _ := control(t, ctl, "PATCH", "/config"); code != 400 {
+		t.Fatalf("broken reload answered %d, want 400", code)
+	}
+	web := `listener="1",listener_name="main",service="1",service_name="web"`
+	m := scrape()
+	tests := []struct {
+		name, sample string
+		want         float64
+	}{
+		{name: "good reload", sample: `lbd_reloads_total{result="success"}`, want: 1},
+		{name: "broken reload", sample: `lbd_reloads_total{result="failure"}`, want: 1},
+		{name: "service count survives the reload", sample: `lbd_service_request_duration_seconds_count{` + web + `}`, want: n},
+		{name: "listener count survives the reload", sample: `lbd_listener_request_duration_seconds_count{listener="1",listener_name="main"}`, want: n},
+		{name: "one session made", sample: `lbd_service_sessions_created_total{` + web + `}`, want: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, ok := m[tc.sample]; !ok || got != tc.want {
+				t.Errorf("%s = %v (present %v), want %v", tc.sample, got, ok, tc.want)
+			}
+		})
+	}
+	expired := `lbd_service_sessions_expired_total{` + web + `}`
+	poll(t, 10*time.Second, "the session expires", func() bool { return scrape()[expired] == 1 })
+	if got := scrape()[`lbd_service_sessions{`+web+`}`]; got != 0 {
+		t.Errorf("sessions after expiry: %v, want 0", got)
 	}
 }
