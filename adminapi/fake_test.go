@@ -67,12 +67,14 @@ func webService() Service {
 				RequestTimeAvg: 12345678, RequestTimeStddev: 2345678,
 				Durations:        histogram(3*time.Millisecond, 3*time.Millisecond),
 				ConnectDurations: histogram(250 * time.Microsecond),
+				ProbesPassed:     2, ProbesFailed: 1,
+				ProbeDurations: histogram(200*time.Microsecond, 200*time.Microsecond, 15*time.Second),
 			},
 			{
 				Address: "127.0.0.1", Port: 8082, HTTPS: true, ServerName: "backend.example",
 				Enabled: true, Alive: false, Priority: 5, Weight: 1, ResponseTime: -1,
 				ConnTimeout: 15 * time.Second, IOTimeout: 15 * time.Second, WSTimeout: 600 * time.Second,
-				Durations: histogram(), ConnectDurations: histogram(),
+				Durations: histogram(), ConnectDurations: histogram(), ProbeDurations: histogram(),
 			},
 			{
 				Address: "127.0.0.1", Port: 8083, Emergency: true, Enabled: true, Alive: true,

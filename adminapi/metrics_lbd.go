@@ -24,6 +24,8 @@ var lbdFamilies = []metricFamily{
 	{name: "lbd_backend_state", typ: "gauge", help: "State of a backend: up (enabled and alive), down (enabled, dead) or disabled; 1 for the current state."},
 	{name: "lbd_backend_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the backend's response, for the requests the backend answered."},
 	{name: "lbd_backend_responses", typ: "counter", help: "Responses relayed from a backend, by status class."},
+	{name: "lbd_backend_health_checks", typ: "counter", help: "Health checks of a backend (TCP connects to it or its HAport), by result: success or failure."},
+	{name: "lbd_backend_health_check_duration_seconds", typ: "histogram", unit: "seconds", help: "Duration of a backend's health checks, failed ones included."},
 	{name: "lbd_backend_connect_duration_seconds", typ: "histogram", unit: "seconds", help: "Time to connect to a backend (request dials and health probes)."},
 }
 
@@ -87,6 +89,9 @@ func (e *exposition) lbdBackend(lbl [][2]string, b *Backend) {
 	e.histogram("lbd_backend_request_duration_seconds", lbl, &b.Durations)
 	e.codes("lbd_backend_responses", lbl, [6]uint64{0, uint64(b.Hits1xx), uint64(b.Hits2xx), uint64(b.Hits3xx), uint64(b.Hits4xx), uint64(b.Hits5xx)})
 	e.histogram("lbd_backend_connect_duration_seconds", lbl, &b.ConnectDurations)
+	e.add("lbd_backend_health_checks", "_total", with(lbl, "result", "success"), strconv.FormatUint(b.ProbesPassed, 10))
+	e.add("lbd_backend_health_checks", "_total", with(lbl, "result", "failure"), strconv.FormatUint(b.ProbesFailed, 10))
+	e.histogram("lbd_backend_health_check_duration_seconds", lbl, &b.ProbeDurations)
 }
 
 // requests adds prefix_request_duration_seconds and prefix_responses_total.

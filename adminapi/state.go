@@ -243,10 +243,14 @@ type Backend struct {
 	// Durations and ConnectDurations are the lbd_backend_* histograms
 	// (no Bounds: not a regular backend, none shown).
 	Durations, ConnectDurations metrics.HistogramSnapshot
-	Requests                    int64 // requests forwarded
-	Errors                      int64 // connect/IO failures and 5xx
-	Active                      int64 // established connections
-	Pending                     int64 // connects in progress
+	// ProbesPassed and ProbesFailed count the health checks; ProbeDurations
+	// is their duration.
+	ProbesPassed, ProbesFailed uint64
+	ProbeDurations             metrics.HistogramSnapshot
+	Requests                   int64 // requests forwarded
+	Errors                     int64 // connect/IO failures and 5xx
+	Active                     int64 // established connections
+	Pending                    int64 // connects in progress
 	// ResponseTime is the moving average of the request latency; negative
 	// means "no sample yet" (zproxy shows -1.0).
 	ResponseTime time.Duration

@@ -120,6 +120,10 @@ type Backend struct {
 	// duration and connect are the lbd_backend_* histograms: fixed
 	// arrays of atomics, so recording them allocates nothing.
 	duration, connect metrics.Histogram
+	// probes counts health checks, [0] passed and [1] failed; probeTime
+	// is their duration.
+	probes    [2]atomic.Uint64
+	probeTime metrics.Histogram
 
 	pool pool
 

@@ -56,6 +56,22 @@ func (b *Backend) Durations() metrics.HistogramSnapshot { return b.duration.Snap
 // health probes, the samples ConnectTime averages).
 func (b *Backend) ConnectDurations() metrics.HistogramSnapshot { return b.connect.Snapshot() }
 
+// Probes returns how many health checks passed and failed.
+func (b *Backend) Probes() (passed, failed uint64) { return b.probes[0].Load(), b.probes[1].Load() }
+
+// ProbeDurations reads the histogram of health check durations.
+func (b *Backend) ProbeDurations() metrics.HistogramSnapshot { return b.probeTime.Snapshot() }
+
+// probed records a health check that took d.
+func (b *Backend) probed(d time.Duration, ok bool) {
+	i := 1
+	if ok {
+		i = 0
+	}
+	b.probes[i].Add(1)
+	b.probeTime.Observe(d)
+}
+
 // connected records a connect that took d.
 func (b *Backend) connected(d time.Duration) {
 	ewma(&b.connectTime, int64(d), connectShift)

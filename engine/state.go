@@ -218,7 +218,9 @@ func (e *Engine) matrixView(en service.Entry) adminapi.Backend {
 
 func backendView(b *backend.Backend) adminapi.Backend {
 	host, port := splitHostPort(b)
+	passed, failed := b.Probes()
 	return adminapi.Backend{
+		ProbesPassed: passed, ProbesFailed: failed, ProbeDurations: b.ProbeDurations(),
 		ID: b.ID(), Kind: adminapi.KindRegular, Emergency: b.Emergency(), Group: b.Group(),
 		Address: host, Port: port, Enabled: b.Enabled(), Alive: b.Alive(),
 		Priority: b.Priority(), Weight: b.Weight(), ConnLimit: b.ConnLimit(),
