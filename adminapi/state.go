@@ -112,6 +112,9 @@ type RateLimit struct {
 	Interval time.Duration
 	Burst    uint64
 	Buckets  int
+	// Allowed and Refused count the requests that found a token and
+	// those that did not.
+	Allowed, Refused uint64
 }
 
 // PasswordFile is a BasicAuth file: its path, whether it is followed,

@@ -114,8 +114,10 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 func limitsView(lm config.Limits) adminapi.Limits {
 	var v adminapi.Limits
 	for _, t := range lm.TBFs {
+		allowed, refused := t.Limiter.Decisions()
 		v.RateLimits = append(v.RateLimits, adminapi.RateLimit{
 			Key: t.Key, Interval: time.Duration(t.Interval), Burst: uint64(t.Burst), Buckets: t.Limiter.InUse(),
+			Allowed: allowed, Refused: refused,
 		})
 	}
 	for _, f := range lm.Files {
