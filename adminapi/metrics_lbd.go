@@ -16,6 +16,7 @@ var lbdFamilies = []metricFamily{
 	{name: "lbd_listener_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per listener."},
 	{name: "lbd_listener_responses", typ: "counter", help: "Responses sent by a listener, by status class (lbd's own replies included)."},
 	{name: "lbd_tbf_decisions", typ: "counter", help: "Requests a TBF condition let through (allow) or refused (refuse), per listener or service and TBF."},
+	{name: "lbd_acl_decisions", typ: "counter", help: "ACL conditions evaluated, per listener or service and ACL, by decision: match (the client is in the list) or nomatch."},
 	{name: "lbd_service_state", typ: "gauge", help: "State of a service: up (enabled, a backend can take requests), down (enabled, none can) or disabled; 1 for the current state."},
 	{name: "lbd_service_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per service."},
 	{name: "lbd_service_responses", typ: "counter", help: "Responses to the requests a service matched, by status class."},
@@ -47,6 +48,7 @@ func (e *exposition) lbdCore(c *Core) {
 func (e *exposition) lbdListener(lbl [][2]string, l *Listener) {
 	e.requests("lbd_listener", lbl, &l.Requests)
 	e.tbfs(lbl, l.Limits.RateLimits)
+	e.acls(lbl, l.Limits.ACLs)
 }
 
 // tbfs adds the decisions of the TBF conditions of one scope; tbf is the
@@ -57,6 +59,17 @@ func (e *exposition) tbfs(lbl [][2]string, rls []RateLimit) {
 		l := append(with(lbl, "tbf", strconv.Itoa(i)), [2]string{"key", r.Key})
 		e.add("lbd_tbf_decisions", "_total", with(l, "decision", "allow"), strconv.FormatUint(r.Allowed, 10))
 		e.add("lbd_tbf_decisions", "_total", with(l, "decision", "refuse"), strconv.FormatUint(r.Refused, 10))
+	}
+}
+
+// acls adds the decisions of the ACL conditions of one scope; acl is the
+// list's index there, acl_name its name when it has one.
+func (e *exposition) acls(lbl [][2]string, as []ACLStats) {
+	for i := range as {
+		a := &as[i]
+		l := withName(with(lbl, "acl", strconv.Itoa(i)), "acl_name", a.Name)
+		e.add("lbd_acl_decisions", "_total", with(l, "decision", "match"), strconv.FormatUint(a.Match, 10))
+		e.add("lbd_acl_decisions", "_total", with(l, "decision", "nomatch"), strconv.FormatUint(a.NoMatch, 10))
 	}
 }
 
@@ -75,6 +88,7 @@ func (e *exposition) lbdService(lbl [][2]string, s *Service) {
 	e.stateset("lbd_service_state", lbl, state)
 	e.requests("lbd_service", lbl, &s.Requests)
 	e.tbfs(lbl, s.Limits.RateLimits)
+	e.acls(lbl, s.Limits.ACLs)
 	if s.SessionType != "" && s.SessionType != "NONE" {
 		// A Summary has only the count, a full State the list.
 		e.add("lbd_service_sessions", "", lbl, strconv.Itoa(max(s.SessionCount, len(s.Sessions))))

@@ -103,6 +103,15 @@ type Listener struct {
 type Limits struct {
 	RateLimits    []RateLimit
 	PasswordFiles []PasswordFile
+	// ACLs are the lists the ACL conditions test (metrics only).
+	ACLs []ACLStats
+}
+
+// ACLStats is an ACL condition's list: its name ("" for an inline list)
+// and how many evaluations found the client in it and how many did not.
+type ACLStats struct {
+	Name           string
+	Match, NoMatch uint64
 }
 
 // RateLimit is a TBF condition: its key as written, the time per token

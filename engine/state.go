@@ -120,6 +120,10 @@ func limitsView(lm config.Limits) adminapi.Limits {
 			Allowed: allowed, Refused: refused,
 		})
 	}
+	for _, a := range lm.ACLs {
+		m, n := a.Decisions()
+		v.ACLs = append(v.ACLs, adminapi.ACLStats{Name: a.Name, Match: m, NoMatch: n})
+	}
 	for _, f := range lm.Files {
 		pf := adminapi.PasswordFile{Path: f.Path, Watched: f.Watch, Generation: f.Generation()}
 		if cur := f.Current(); cur != nil {

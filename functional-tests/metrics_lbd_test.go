@@ -274,3 +274,39 @@ func TestMetricsReloadsAndSessions(t *testing.T) {
 		t.Errorf("sessions after expiry: %v, want 0", got)
 	}
 }
+
+// TestMetricsTBFAndACL: a service behind an ACL and a TBF of 3 requests
+// per client: of 5 requests the ACL matches all, the TBF lets 3 through
+// and refuses 2 (which no service takes: 503).
+func TestMetricsTBFAndACL(t *testing.T) {
+	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	cfg := strings.Replace(metricsConfig, "ListenHTTP", "ACL \"lan\"\n\t\"127.0.0.0/8\"\nEnd\nListenHTTP", 1)
+	p := startLBD(t, fmt.Sprintf(cfg, "\t\tACL \"lan\"\n\t\tTBF \"%[remoteip 0]\" 1/60s 3\n"+be.block()))
+	var codes []int
+	for i := 0; i < 5; i++ {
+		resp, _ := get(t, http.DefaultClient, "http://"+p.addr+"/traffic")
+		codes = append(codes, resp.StatusCode)
+	}
+	if fmt.Sprint(codes) != "[200 200 200 503 503]" {
+		t.Fatalf("statuses %v, want three 200 then two 503", codes)
+	}
+	m := parseScrape(t, lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "metrics"))
+	web := `listener="1",listener_name="main",service="1",service_name="web"`
+	tests := []struct {
+		name, sample string
+		want         float64
+	}{
+		{name: "acl match", sample: `lbd_acl_decisions_total{` + web + `,acl="0",acl_name="lan",decision="match"}`, want: 5},
+		{name: "acl nomatch", sample: `lbd_acl_decisions_total{` + web + `,acl="0",acl_name="lan",decision="nomatch"}`, want: 0},
+		{name: "tbf allow", sample: `lbd_tbf_decisions_total{` + web + `,tbf="0",key="%[remoteip 0]",decision="allow"}`, want: 3},
+		{name: "tbf refuse", sample: `lbd_tbf_decisions_total{` + web + `,tbf="0",key="%[remoteip 0]",decision="refuse"}`, want: 2},
+		{name: "listener 5xx", sample: `lbd_listener_responses_total{listener="1",listener_name="main",code="5xx"}`, want: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, ok := m[tc.sample]; !ok || got != tc.want {
+				t.Errorf("%s = %v (present %v), want %v", tc.sample, got, ok, tc.want)
+			}
+		})
+	}
+}

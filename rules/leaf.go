@@ -117,7 +117,9 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 func (st *State) test(env *Env, l *leaf, m *Message) (bool, error) {
 	switch l.kind {
 	case lkACL:
-		return l.acl.Contains(st.remoteIP(env, l.fwd)), nil
+		in := l.acl.Contains(st.remoteIP(env, l.fwd))
+		l.acl.Decided(in)
+		return in, nil
 	case lkEval:
 		return st.eval(env, l.eval, m)
 	case lkBasicAuth:
