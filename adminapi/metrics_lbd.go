@@ -12,6 +12,8 @@ import (
 // backend labels so the two families join.
 var lbdFamilies = []metricFamily{
 	{name: "lbd_build_info", typ: "gauge", help: "Always 1; the labels say which lbd this is and the Go release it was built with."},
+	{name: "lbd_start_time_seconds", typ: "gauge", unit: "seconds", help: "When this process started, in seconds since the Unix epoch."},
+	{name: "lbd_started_by_upgrade", typ: "gauge", help: "1 when this process took over from a previous one by a binary upgrade, 0 when it started afresh."},
 	{name: "lbd_reloads", typ: "counter", help: "Reloads of the configuration file (SIGHUP, the control API), by result: success or failure."},
 	{name: "lbd_listener_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per listener."},
 	{name: "lbd_listener_responses", typ: "counter", help: "Responses sent by a listener, by status class (lbd's own replies included)."},
@@ -39,6 +41,9 @@ var stateNames = [...]string{"up", "down", "disabled"}
 // lbdCore adds the process-wide lbd families.
 func (e *exposition) lbdCore(c *Core) {
 	e.add("lbd_build_info", "", [][2]string{{"version", c.Version}, {"goversion", c.GoVersion}}, "1")
+	start := c.Timestamp.Add(-c.Uptime)
+	e.add("lbd_start_time_seconds", "", nil, strconv.FormatFloat(float64(start.UnixMicro())/1e6, 'f', -1, 64))
+	e.add("lbd_started_by_upgrade", "", nil, boolValue(c.StartedByUpgrade))
 	e.add("lbd_reloads", "_total", [][2]string{{"result", "success"}}, strconv.FormatUint(c.Reloads, 10))
 	e.add("lbd_reloads", "_total", [][2]string{{"result", "failure"}}, strconv.FormatUint(c.ReloadFailures, 10))
 }

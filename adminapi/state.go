@@ -53,6 +53,9 @@ type Core struct {
 	// Reloads and ReloadFailures count the reloads of the configuration
 	// file that worked and that failed (lbd_reloads_total).
 	Reloads, ReloadFailures uint64
+	// StartedByUpgrade: the process took over from a previous one by a
+	// binary upgrade instead of starting afresh.
+	StartedByUpgrade bool
 }
 
 // Workers describes the worker pool (Pound "workers" object).

@@ -75,6 +75,9 @@ type Engine struct {
 	// reloads counts Reload's results, [0] success and [1] failure
 	// (lbd_reloads_total); atomics, as State reads them without mu.
 	reloads [2]atomic.Uint64
+	// upgraded: this process took over from a previous one by a binary
+	// upgrade (lbd_started_by_upgrade).
+	upgraded atomic.Bool
 }
 
 // server is one bound listening socket and its proxy server.
