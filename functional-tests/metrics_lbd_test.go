@@ -77,14 +77,21 @@ func TestMetricsLbdFamilies(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^lbd_build_info\{version="[^"]+",goversion="go[^"]+"\} 1$`).MatchString(second) {
 		t.Errorf("no lbd_build_info sample:\n%s", second)
 	}
-	for i, scrape := range []string{first, second} {
-		lbd, pound := splitFamilies(t, scrape)
-		if out, err := runPromtool(promtool, lbd); err != nil || out != "" {
-			t.Errorf("scrape %d: promtool check metrics on lbd_*: %v\n%s\ninput:\n%s", i+1, err, out, lbd)
-		}
-		out, _ := runPromtool(promtool, pound) // it fails on Pound's quirks; they are checked below
-		checkPoundQuirks(t, out)
+	for _, scrape := range []string{first, second} {
+		checkPromtool(t, promtool, scrape)
 	}
+}
+
+// checkPromtool runs promtool check metrics on a scrape: the lbd_*
+// families must pass cleanly, Pound's with only Pound 4's quirks.
+func checkPromtool(t *testing.T, promtool, scrape string) {
+	t.Helper()
+	lbd, pound := splitFamilies(t, scrape)
+	if out, err := runPromtool(promtool, lbd); err != nil || out != "" {
+		t.Errorf("promtool check metrics on lbd_*: %v\n%s\ninput:\n%s", err, out, lbd)
+	}
+	out, _ := runPromtool(promtool, pound) // it fails on Pound's quirks; they are checked here
+	checkPoundQuirks(t, out)
 }
 
 // needPromtool returns promtool's path; without it the test fails and
@@ -268,6 +275,8 @@ func TestMetricsReloadsAndSessions(t *testing.T) {
 			}
 		})
 	}
+	_, body := control(t, ctl, "GET", "/metrics")
+	checkPromtool(t, needPromtool(t), body)
 	expired := `lbd_service_sessions_expired_total{` + web + `}`
 	poll(t, 10*time.Second, "the session expires", func() bool { return scrape()[expired] == 1 })
 	if got := scrape()[`lbd_service_sessions{`+web+`}`]; got != 0 {
@@ -290,7 +299,9 @@ func TestMetricsTBFAndACL(t *testing.T) {
 	if fmt.Sprint(codes) != "[200 200 200 503 503]" {
 		t.Fatalf("statuses %v, want three 200 then two 503", codes)
 	}
-	m := parseScrape(t, lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "metrics"))
+	scrape := lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "metrics")
+	checkPromtool(t, needPromtool(t), scrape)
+	m := parseScrape(t, scrape)
 	web := `listener="1",listener_name="main",service="1",service_name="web"`
 	tests := []struct {
 		name, sample string
