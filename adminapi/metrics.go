@@ -69,8 +69,9 @@ func (e *exposition) add(fam, suffix string, labels [][2]string, value string) {
 
 // WriteMetrics writes st as OpenMetrics text: Pound's metric families (the
 // control socket included as listener 0, as in Pound), lbd's per-backend
-// counters and the lbd_* families (metrics_lbd.go), ending with "# EOF". The engine's Metrics backend
-// serves the same text with MetricsContentType.
+// counters and the lbd_* families (metrics_lbd.go), ending with "# EOF".
+// The engine's Metrics backend serves the same text with
+// MetricsContentType.
 func WriteMetrics(w io.Writer, st *State) error {
 	v := newPoundView(st)
 	e := newExposition()

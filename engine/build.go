@@ -201,11 +201,11 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 	if old := b.prev.findService(scope, idx, s.Name); old != nil {
 		// The same service (by position and name) keeps counting.
 		svc.Stats = old.Stats
-	}
-	if old := b.prev.findService(scope, idx, s.Name); old != nil && (old.Cfg == s || b.opts.keepServices) {
-		// The running configuration rebuilt (DNS changes, log level,
-		// backends added or removed): what the operator set stays.
-		svc.SetEnabled(old.Enabled())
+		if old.Cfg == s || b.opts.keepServices {
+			// The running configuration rebuilt (DNS changes, log level,
+			// backends added or removed): what the operator set stays.
+			svc.SetEnabled(old.Enabled())
+		}
 	}
 	return svc, nil
 }
