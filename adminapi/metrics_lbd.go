@@ -15,6 +15,7 @@ var lbdFamilies = []metricFamily{
 	{name: "lbd_start_time_seconds", typ: "gauge", unit: "seconds", help: "When this process started, in seconds since the Unix epoch."},
 	{name: "lbd_started_by_upgrade", typ: "gauge", help: "1 when this process took over from a previous one by a binary upgrade, 0 when it started afresh."},
 	{name: "lbd_reloads", typ: "counter", help: "Reloads of the configuration file (SIGHUP, the control API), by result: success or failure."},
+	{name: "lbd_listener_connections", typ: "gauge", help: "Client connections a listener has open now."},
 	{name: "lbd_listener_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per listener."},
 	{name: "lbd_listener_responses", typ: "counter", help: "Responses sent by a listener, by status class (lbd's own replies included)."},
 	{name: "lbd_tbf_decisions", typ: "counter", help: "Requests a TBF condition let through (allow) or refused (refuse), per listener or service and TBF."},
@@ -51,6 +52,9 @@ func (e *exposition) lbdCore(c *Core) {
 // lbdListener adds a listener's request families (none for the control
 // socket's, which records nothing).
 func (e *exposition) lbdListener(lbl [][2]string, l *Listener) {
+	if l.Requests.Duration.Bounds != nil {
+		e.add("lbd_listener_connections", "", lbl, strconv.FormatInt(l.Connections, 10))
+	}
 	e.requests("lbd_listener", lbl, &l.Requests)
 	e.tbfs(lbl, l.Limits.RateLimits)
 	e.acls(lbl, l.Limits.ACLs)

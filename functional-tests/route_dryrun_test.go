@@ -84,9 +84,9 @@ func TestRouteIsADryRun(t *testing.T) {
 // client before its connection is counted out).
 var volatile = regexp.MustCompile(`^(timestamp|uptime|workers)$`)
 
-// trafficFamilies are the lbd_* families that requests and health checks
-// move without changing any state.
-var trafficFamilies = regexp.MustCompile(`^lbd_(listener|service|backend)_(request_duration_seconds|responses|connect_duration_seconds|health_check)|^lbd_(tbf|acl)_decisions`)
+// trafficFamilies are the lbd_* families that requests, connections and
+// health checks move without changing any state.
+var trafficFamilies = regexp.MustCompile(`^lbd_(listener|service|backend)_(request_duration_seconds|responses|connect_duration_seconds|health_check|connections)|^lbd_(tbf|acl)_decisions`)
 
 // trafficSample reports whether an exposition line is a sample of a
 // trafficFamilies family (the # TYPE and # HELP lines stay compared).
