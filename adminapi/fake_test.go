@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"lbd/internal/metrics"
 )
 
 // fakeNow is the "now" of the fake controller, for sessions without a
@@ -18,12 +20,14 @@ func fixture() *State {
 	return &State{
 		Core: Core{
 			Version:   "0.1.0",
+			GoVersion: "go1.25.0",
 			PID:       27836,
 			Timestamp: time.Date(2026, 11, 30, 5, 36, 2, 858185000, time.UTC),
 			Uptime:    17365828 * time.Microsecond,
 			QueueLen:  2,
 			QueueMax:  19736,
-			Workers:   Workers{Active: 1, Count: 5, Min: 5, Max: 128, IdleTimeout: 30 * time.Second},
+			Reloads:   3, ReloadFailures: 1,
+			Workers: Workers{Active: 1, Count: 5, Min: 5, Max: 128, IdleTimeout: 30 * time.Second},
 		},
 		ControlSocket: "/run/lbd/pound.ctl",
 		LogLevel:      "regular",
@@ -32,6 +36,10 @@ func fixture() *State {
 				Name: "main", Address: "127.0.0.1", Port: 8080, Enabled: true,
 				Hits3xx: 3, Hits4xx: 4, Hits5xx: 5, Connections: 7, Pending: 2,
 				Services: []Service{webService(), redirectService()},
+				Requests: RequestStats{
+					Duration: histogram(40*time.Microsecond, 3*time.Millisecond, 3*time.Millisecond, 45*time.Second),
+					Codes:    [6]uint64{0, 0, 2, 1, 0, 1},
+				},
 			},
 			{
 				Address: "::1", Port: 8443, HTTPS: true, NoHTTPS11: 1, LogLevel: "combined",
@@ -48,7 +56,8 @@ func fixture() *State {
 
 func webService() Service {
 	return Service{
-		Name: "web", Enabled: true, SessionType: "COOKIE", Priority: 1,
+		Name: "web", Enabled: true, SessionType: "COOKIE", Priority: 1, SessionsCreated: 5, SessionsExpired: 3,
+		Requests: RequestStats{Duration: histogram(3*time.Millisecond, 3*time.Millisecond), Codes: [6]uint64{0, 0, 2}},
 		Backends: []Backend{
 			{
 				Address: "127.0.0.1", Port: 8081, Enabled: true, Alive: true, Priority: 5, Weight: 1,
@@ -56,11 +65,16 @@ func webService() Service {
 				Hits2xx: 13, Hits4xx: 1, Requests: 14, Errors: 1, Active: 2, Pending: 1,
 				ResponseTime: 12300 * time.Microsecond, ConnectTime: 250 * time.Microsecond,
 				RequestTimeAvg: 12345678, RequestTimeStddev: 2345678,
+				Durations:        histogram(3*time.Millisecond, 3*time.Millisecond),
+				ConnectDurations: histogram(250 * time.Microsecond),
+				ProbesPassed:     2, ProbesFailed: 1,
+				ProbeDurations: histogram(200*time.Microsecond, 200*time.Microsecond, 15*time.Second),
 			},
 			{
 				Address: "127.0.0.1", Port: 8082, HTTPS: true, ServerName: "backend.example",
 				Enabled: true, Alive: false, Priority: 5, Weight: 1, ResponseTime: -1,
 				ConnTimeout: 15 * time.Second, IOTimeout: 15 * time.Second, WSTimeout: 600 * time.Second,
+				Durations: histogram(), ConnectDurations: histogram(), ProbeDurations: histogram(),
 			},
 			{
 				Address: "127.0.0.1", Port: 8083, Emergency: true, Enabled: true, Alive: true,
@@ -396,4 +410,13 @@ func (f *fakeCtl) SyncSessions(ref Ref, ss []SessionSpec) error {
 		}
 		return nil
 	})
+}
+
+// histogram is a histogram snapshot after observing ds.
+func histogram(ds ...time.Duration) metrics.HistogramSnapshot {
+	var h metrics.Histogram
+	for _, d := range ds {
+		h.Observe(d)
+	}
+	return h.Snapshot()
 }

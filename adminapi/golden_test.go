@@ -217,14 +217,23 @@ func TestMetricsGolden(t *testing.T) {
 	tests := []struct {
 		name  string
 		stats bool
+		edit  func(st *State)
 	}{
 		{name: "metrics.txt"},
 		{name: "metrics_backendstats.txt", stats: true},
+		{name: "metrics_tbf_acl.txt", edit: func(st *State) {
+			st.Listeners[1].Services[0].Limits.ACLs = []ACLStats{{Name: "office", Match: 4, NoMatch: 9}, {Match: 1}}
+			st.Listeners[0].Limits.RateLimits = []RateLimit{{Key: "%[remoteip 0]", Allowed: 7, Refused: 2}}
+			st.Listeners[0].Services[0].Limits.RateLimits = []RateLimit{{Key: "%[jwt sub]", Allowed: 3}, {Key: "%[jwt sub]", Refused: 1}}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctl := newFake()
 			ctl.st.BackendStats = tc.stats
+			if tc.edit != nil {
+				tc.edit(ctl.st)
+			}
 			rec := do(NewPoundHandler(ctl), http.MethodGet, "/metrics", "")
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status %d", rec.Code)

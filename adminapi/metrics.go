@@ -68,9 +68,10 @@ func (e *exposition) add(fam, suffix string, labels [][2]string, value string) {
 }
 
 // WriteMetrics writes st as OpenMetrics text: Pound's metric families (the
-// control socket included as listener 0, as in Pound) and lbd's
-// per-backend counters, ending with "# EOF". The engine's Metrics backend
-// serves the same text with MetricsContentType.
+// control socket included as listener 0, as in Pound), lbd's per-backend
+// counters and the lbd_* families (metrics_lbd.go), ending with "# EOF".
+// The engine's Metrics backend serves the same text with
+// MetricsContentType.
 func WriteMetrics(w io.Writer, st *State) error {
 	v := newPoundView(st)
 	e := newExposition()
@@ -83,12 +84,14 @@ func WriteMetrics(w io.Writer, st *State) error {
 		e.add("pound_workers", "", [][2]string{{"type", wk.typ}}, strconv.Itoa(wk.n))
 	}
 	e.add("pound_queue_len", "", nil, strconv.Itoa(c.QueueLen))
+	e.lbdCore(c)
 	for i := range v.listeners {
 		l := &v.listeners[i]
 		lbl := withName([][2]string{{"listener", strconv.Itoa(i)}}, "listener_name", l.Name)
 		e.add("pound_listener_enabled", "", lbl, boolValue(l.Enabled))
 		info := append(append([][2]string(nil), lbl...), [2]string{"address", poundAddress(l)}, [2]string{"protocol", l.protocol()})
 		e.add("pound_listener_info", "", info, "1")
+		e.lbdListener(lbl, l)
 		e.services(lbl, l.Services, st.BackendStats)
 	}
 	e.services(nil, st.Services, st.BackendStats)
@@ -102,6 +105,7 @@ func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool) {
 		s := &svcs[i]
 		lbl := withName(append(append([][2]string(nil), prefix...), [2]string{"service", strconv.Itoa(i)}), "service_name", s.Name)
 		e.add("pound_service_enabled", "", lbl, boolValue(s.Enabled))
+		e.lbdService(lbl, s)
 		var enabled, alive, active int
 		for _, b := range s.Backends {
 			if b.Enabled {
@@ -130,6 +134,7 @@ func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool) {
 func (e *exposition) backend(lbl [][2]string, b *Backend, stats bool) {
 	e.add("pound_backend_state", "", with(lbl, "state", "alive"), boolValue(b.Alive))
 	e.add("pound_backend_state", "", with(lbl, "state", "enabled"), boolValue(b.Enabled))
+	e.lbdBackend(lbl, b)
 	if stats && b.Requests > 0 {
 		e.add("pound_backend_request_time_avg_nanoseconds", "", lbl, strconv.FormatInt(b.RequestTimeAvg.Nanoseconds(), 10))
 		e.add("pound_backend_request_stddev_nanoseconds", "", lbl, strconv.FormatInt(b.RequestTimeStddev.Nanoseconds(), 10))

@@ -1,6 +1,10 @@
 package adminapi
 
-import "time"
+import (
+	"time"
+
+	"lbd/internal/metrics"
+)
 
 // State is an immutable snapshot of everything the control API shows. The
 // engine builds a fresh one for every State call; the handlers never modify
@@ -37,13 +41,21 @@ type State struct {
 
 // Core is Pound's core object: version, pid, clock, worker pool and queue.
 type Core struct {
-	Version   string
+	Version string
+	// GoVersion is the Go release lbd was built with (lbd_build_info).
+	GoVersion string
 	PID       int
 	Timestamp time.Time     // when the snapshot was taken
 	Uptime    time.Duration // since the process started
 	QueueLen  int           // requests accepted but not yet picked up
 	QueueMax  int           // capacity of that queue
 	Workers   Workers
+	// Reloads and ReloadFailures count the reloads of the configuration
+	// file that worked and that failed (lbd_reloads_total).
+	Reloads, ReloadFailures uint64
+	// StartedByUpgrade: the process took over from a previous one by a
+	// binary upgrade instead of starting afresh.
+	StartedByUpgrade bool
 }
 
 // Workers describes the worker pool (Pound "workers" object).
@@ -81,6 +93,9 @@ type Listener struct {
 	Connections, Pending int64
 
 	Services []Service
+	// Requests are the listener's request durations and status classes
+	// (lbd_listener_*); a zero value (no Bounds) shows none.
+	Requests RequestStats
 	// Limits are the TBF filters and BasicAuth files the listener's own
 	// rules use (lbd; the Pound dialect shows them when there are some).
 	Limits Limits
@@ -91,6 +106,15 @@ type Listener struct {
 type Limits struct {
 	RateLimits    []RateLimit
 	PasswordFiles []PasswordFile
+	// ACLs are the lists the ACL conditions test (metrics only).
+	ACLs []ACLStats
+}
+
+// ACLStats is an ACL condition's list: its name ("" for an inline list)
+// and how many evaluations found the client in it and how many did not.
+type ACLStats struct {
+	Name           string
+	Match, NoMatch uint64
 }
 
 // RateLimit is a TBF condition: its key as written, the time per token
@@ -100,6 +124,9 @@ type RateLimit struct {
 	Interval time.Duration
 	Burst    uint64
 	Buckets  int
+	// Allowed and Refused count the requests that found a token and
+	// those that did not.
+	Allowed, Refused uint64
 }
 
 // PasswordFile is a BasicAuth file: its path, whether it is followed,
@@ -135,6 +162,25 @@ type Service struct {
 	// SessionCount is the number of sessions; a Summary fills it without
 	// listing Sessions.
 	SessionCount int
+	// SessionsCreated and SessionsExpired count the sessions the table
+	// ever added and those it dropped for idling past the TTL.
+	SessionsCreated, SessionsExpired uint64
+	// Requests are the service's request durations and status classes
+	// (lbd_service_*).
+	Requests RequestStats
+}
+
+// RequestStats is a listener's or a service's request recorder read at
+// one instant.
+type RequestStats struct {
+	Duration metrics.HistogramSnapshot
+	// Codes counts responses of class 1xx..5xx at index 1..5.
+	Codes [6]uint64
+}
+
+// ReadRequests reads r for a snapshot.
+func ReadRequests(r *metrics.Requests) RequestStats {
+	return RequestStats{Duration: r.Duration.Snapshot(), Codes: r.Codes.Counts()}
 }
 
 // BackendKind is Pound's backend "type".
@@ -208,11 +254,18 @@ type Backend struct {
 	LuaFunction string
 
 	// Responses relayed from this backend, by class.
-	Hits2xx, Hits3xx, Hits4xx, Hits5xx int64
-	Requests                           int64 // requests forwarded
-	Errors                             int64 // connect/IO failures and 5xx
-	Active                             int64 // established connections
-	Pending                            int64 // connects in progress
+	Hits1xx, Hits2xx, Hits3xx, Hits4xx, Hits5xx int64
+	// Durations and ConnectDurations are the lbd_backend_* histograms
+	// (no Bounds: not a regular backend, none shown).
+	Durations, ConnectDurations metrics.HistogramSnapshot
+	// ProbesPassed and ProbesFailed count the health checks; ProbeDurations
+	// is their duration.
+	ProbesPassed, ProbesFailed uint64
+	ProbeDurations             metrics.HistogramSnapshot
+	Requests                   int64 // requests forwarded
+	Errors                     int64 // connect/IO failures and 5xx
+	Active                     int64 // established connections
+	Pending                    int64 // connects in progress
 	// ResponseTime is the moving average of the request latency; negative
 	// means "no sample yet" (zproxy shows -1.0).
 	ResponseTime time.Duration

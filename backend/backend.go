@@ -20,6 +20,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/internal/metrics"
 	"lbd/internal/sockio"
 )
 
@@ -116,6 +117,13 @@ type Backend struct {
 	errors      atomic.Int64
 	connectTime atomic.Int64 // average connect time in ns; -1 = none
 	probing     atomic.Bool  // a health probe is in flight
+	// duration and connect are the lbd_backend_* histograms: fixed
+	// arrays of atomics, so recording them allocates nothing.
+	duration, connect metrics.Histogram
+	// probes counts health checks, [0] passed and [1] failed; probeTime
+	// is their duration.
+	probes    [2]atomic.Uint64
+	probeTime metrics.Histogram
 
 	pool pool
 

@@ -112,7 +112,7 @@ func (b *Backend) Dial(deadline time.Time) (*Conn, error) {
 		}
 		return nil, &DialError{Backend: b, Err: err}
 	}
-	ewma(&b.connectTime, int64(time.Since(start)), connectShift)
+	b.connected(time.Since(start))
 	c := &Conn{Conn: nc, b: b}
 	c.peek.init(nc)
 	c.wr.init(nc)

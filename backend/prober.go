@@ -215,14 +215,20 @@ func (p *Prober) launch(b *Backend, round *sync.WaitGroup) bool {
 // Probe connects to the backend's probe address within ConnTO and closes
 // the connection again; the connect latency feeds ConnectTime (zproxy's
 // monitor sample). It does not change the alive state: the Prober does.
-func (b *Backend) Probe(ctx context.Context) error {
+// Its result and duration are counted (lbd_backend_health_check_*)
+// unless parent ended first, which says nothing about the backend.
+func (b *Backend) Probe(parent context.Context) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, b.connTO)
+	ctx, cancel := context.WithTimeout(parent, b.connTO)
 	defer cancel()
 	nc, err := b.dial(ctx, b.probeNet, b.probeAddr)
+	d := time.Since(start)
+	if parent.Err() == nil {
+		b.probed(d, err == nil)
+	}
 	if err != nil {
 		return err
 	}
-	ewma(&b.connectTime, int64(time.Since(start)), connectShift)
+	b.connected(d)
 	return nc.Close()
 }

@@ -3,6 +3,8 @@ package backend
 import (
 	"sync/atomic"
 	"time"
+
+	"lbd/internal/metrics"
 )
 
 // ewmaShift sets the response-time smoothing to 1/8 per sample, the TCP
@@ -46,6 +48,36 @@ func (b *Backend) Latency() time.Duration { return time.Duration(b.latency.Load(
 // or -1 before the first sample.
 func (b *Backend) ConnectTime() time.Duration { return time.Duration(b.connectTime.Load()) }
 
+// Durations reads the histogram of the response times of the requests
+// that got a valid status (the ones LatencyTotal sums).
+func (b *Backend) Durations() metrics.HistogramSnapshot { return b.duration.Snapshot() }
+
+// ConnectDurations reads the histogram of connect times (dials and
+// health probes, the samples ConnectTime averages).
+func (b *Backend) ConnectDurations() metrics.HistogramSnapshot { return b.connect.Snapshot() }
+
+// Probes returns how many health checks passed and failed.
+func (b *Backend) Probes() (passed, failed uint64) { return b.probes[0].Load(), b.probes[1].Load() }
+
+// ProbeDurations reads the histogram of health check durations.
+func (b *Backend) ProbeDurations() metrics.HistogramSnapshot { return b.probeTime.Snapshot() }
+
+// probed records a health check that took d.
+func (b *Backend) probed(d time.Duration, ok bool) {
+	i := 1
+	if ok {
+		i = 0
+	}
+	b.probes[i].Add(1)
+	b.probeTime.Observe(d)
+}
+
+// connected records a connect that took d.
+func (b *Backend) connected(d time.Duration) {
+	ewma(&b.connectTime, int64(d), connectShift)
+	b.connect.Observe(d)
+}
+
 // Done records a finished request: status is the backend's response code,
 // or a value outside 100..599 (use 0) when no valid response arrived, which
 // counts as an error and leaves the latency average alone. c may be nil.
@@ -60,6 +92,7 @@ func (b *Backend) Done(c *Conn, status int, latency time.Duration) {
 	}
 	b.status[status/100].Add(1)
 	b.latencySum.Add(int64(max(latency, 0)))
+	b.duration.Observe(latency)
 	ewma(&b.latency, int64(max(latency, 0)), ewmaShift)
 	b.loadChanged()
 }

@@ -77,7 +77,25 @@ type ACL struct {
 	Nets  []netip.Prefix `json:"nets,omitempty"`
 	Watch *WatchedFile   `json:"watch,omitempty"`
 	live  atomic.Pointer[[]netip.Prefix]
+	// decided counts the ACL conditions evaluated on it: [0] the client
+	// was in the list, [1] it was not (lbd_acl_decisions_total).
+	decided [2]atomic.Uint64
 }
+
+// Decided counts one evaluation of an ACL condition; in says whether the
+// address was in the list (whatever a Not around the condition makes
+// of it).
+func (a *ACL) Decided(in bool) {
+	if in {
+		a.decided[0].Add(1)
+	} else {
+		a.decided[1].Add(1)
+	}
+}
+
+// Decisions returns how many evaluations found the address in the list
+// and how many did not.
+func (a *ACL) Decisions() (match, noMatch uint64) { return a.decided[0].Load(), a.decided[1].Load() }
 
 // Networks returns the ACL's current list.
 func (a *ACL) Networks() []netip.Prefix {

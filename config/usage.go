@@ -6,6 +6,8 @@ package config
 type Limits struct {
 	TBFs  []*TBF
 	Files []*PasswordFile
+	// ACLs are the ACL conditions' lists, each once.
+	ACLs []*ACL
 }
 
 // ServiceLimits collects what service s uses; detached are cfg.Detached.
@@ -50,6 +52,9 @@ func (u *limitsWalk) conds(cs []*Condition) {
 		case c.TBF != nil && !u.seen[c.TBF]:
 			u.seen[c.TBF] = true
 			u.out.TBFs = append(u.out.TBFs, c.TBF)
+		case c.Kind == CondACL && c.ACL != nil && !u.seen[c.ACL]:
+			u.seen[c.ACL] = true
+			u.out.ACLs = append(u.out.ACLs, c.ACL)
 		case c.Auth != nil && !u.seen[c.Auth]:
 			u.seen[c.Auth] = true
 			u.out.Files = append(u.out.Files, c.Auth)

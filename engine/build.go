@@ -199,10 +199,14 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Pos, err)
 	}
-	if old := b.prev.findService(scope, idx, s.Name); old != nil && (old.Cfg == s || b.opts.keepServices) {
-		// The running configuration rebuilt (DNS changes, log level,
-		// backends added or removed): what the operator set stays.
-		svc.SetEnabled(old.Enabled())
+	if old := b.prev.findService(scope, idx, s.Name); old != nil {
+		// The same service (by position and name) keeps counting.
+		svc.Stats = old.Stats
+		if old.Cfg == s || b.opts.keepServices {
+			// The running configuration rebuilt (DNS changes, log level,
+			// backends added or removed): what the operator set stays.
+			svc.SetEnabled(old.Enabled())
+		}
 	}
 	return svc, nil
 }

@@ -315,9 +315,11 @@ func (e *Engine) Reload() error {
 		err = e.Apply(cfg)
 	}
 	if err != nil {
+		e.reloads[1].Add(1)
 		e.opts.Log.WithFields(ErrorFields(err)).Errorf("reload failed, keeping the running configuration: %v", err)
 		return err
 	}
+	e.reloads[0].Add(1)
 	e.opts.Log.Info("configuration reloaded")
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -72,6 +73,12 @@ type Engine struct {
 	// stopping is set when Shutdown, Close or a handover begins: from
 	// then on no rebuild binds a socket or swaps the graph.
 	stopping bool
+	// reloads counts Reload's results, [0] success and [1] failure
+	// (lbd_reloads_total); atomics, as State reads them without mu.
+	reloads [2]atomic.Uint64
+	// upgraded: this process took over from a previous one by a binary
+	// upgrade (lbd_started_by_upgrade).
+	upgraded atomic.Bool
 }
 
 // server is one bound listening socket and its proxy server.

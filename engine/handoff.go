@@ -214,6 +214,7 @@ func (e *Engine) restoreLocked(st *handoff.State) {
 		restored += restoreSessions(s, hs, e.g.backends)
 	}
 	e.runtime.restore(st)
+	e.upgraded.Store(true)
 	log.Infof("handoff: state of pid %d restored (%d sessions)", st.PID, restored)
 }
 

@@ -98,6 +98,9 @@ func TestHandoffRoundTrip(t *testing.T) {
 		t.Errorf("sockets not taken: %q", u)
 	}
 	state := next.State()
+	if !state.Core.StartedByUpgrade || old.State().Core.StartedByUpgrade {
+		t.Errorf("started by upgrade: new %v, old %v; want true and false", state.Core.StartedByUpgrade, old.State().Core.StartedByUpgrade)
+	}
 	l := state.Listeners[0]
 	if l.Enabled || l.LogLevel != "combined" {
 		t.Errorf("listener enabled=%v log=%q, want disabled and combined", l.Enabled, l.LogLevel)

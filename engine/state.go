@@ -3,6 +3,7 @@ package engine
 import (
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -61,8 +62,9 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 	now := time.Now()
 	st := &adminapi.State{
 		Core: adminapi.Core{
-			Version: Version, PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
+			Version: Version, GoVersion: runtime.Version(), PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
 			Workers: workers(int(e.active()), g.cfg),
+			Reloads: e.reloads[0].Load(), ReloadFailures: e.reloads[1].Load(), StartedByUpgrade: e.upgraded.Load(),
 		},
 		LogLevel: g.cfg.LogLevel,
 		Cluster:  e.clusterStatus(),
@@ -87,6 +89,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 			v.Pending = v.Connections
 			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
 			v.WAFHits = servers[i].srv.WAFHits()
+			v.Requests = adminapi.ReadRequests(servers[i].srv.Requests())
 		}
 		v.Limits = limitsView(config.ListenerLimits(l, g.cfg.Detached))
 		for _, s := range g.services[i] {
@@ -111,9 +114,15 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 func limitsView(lm config.Limits) adminapi.Limits {
 	var v adminapi.Limits
 	for _, t := range lm.TBFs {
+		allowed, refused := t.Limiter.Decisions()
 		v.RateLimits = append(v.RateLimits, adminapi.RateLimit{
 			Key: t.Key, Interval: time.Duration(t.Interval), Burst: uint64(t.Burst), Buckets: t.Limiter.InUse(),
+			Allowed: allowed, Refused: refused,
 		})
+	}
+	for _, a := range lm.ACLs {
+		m, n := a.Decisions()
+		v.ACLs = append(v.ACLs, adminapi.ACLStats{Name: a.Name, Match: m, NoMatch: n})
 	}
 	for _, f := range lm.Files {
 		pf := adminapi.PasswordFile{Path: f.Path, Watched: f.Watch, Generation: f.Generation()}
@@ -151,6 +160,9 @@ func (e *Engine) active() int64 {
 
 func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) adminapi.Service {
 	v := adminapi.Service{Name: s.Name, Enabled: s.Enabled(), SessionType: "NONE", Priority: 1}
+	if s.Stats != nil {
+		v.Requests = adminapi.ReadRequests(s.Stats)
+	}
 	if p, ok := s.Algo.(interface{ Priority() int }); ok {
 		v.Priority = p.Priority()
 	}
@@ -177,6 +189,7 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) a
 	}
 	if s.Sessions != nil {
 		v.SessionType = s.Cfg.Session.Type.String()
+		v.SessionsCreated, v.SessionsExpired = s.Sessions.Created(), s.Sessions.Expired()
 		if !sessions {
 			v.SessionCount = s.Sessions.Len()
 			return v
@@ -211,16 +224,18 @@ func (e *Engine) matrixView(en service.Entry) adminapi.Backend {
 
 func backendView(b *backend.Backend) adminapi.Backend {
 	host, port := splitHostPort(b)
+	passed, failed := b.Probes()
 	return adminapi.Backend{
+		ProbesPassed: passed, ProbesFailed: failed, ProbeDurations: b.ProbeDurations(),
 		ID: b.ID(), Kind: adminapi.KindRegular, Emergency: b.Emergency(), Group: b.Group(),
 		Address: host, Port: port, Enabled: b.Enabled(), Alive: b.Alive(),
 		Priority: b.Priority(), Weight: b.Weight(), ConnLimit: b.ConnLimit(),
 		ConnTimeout: b.ConnTO(), IOTimeout: b.TimeOut(), WSTimeout: b.WSTimeOut(),
-		Hits2xx: b.StatusCount(2), Hits3xx: b.StatusCount(3), Hits4xx: b.StatusCount(4), Hits5xx: b.StatusCount(5),
+		Hits1xx: b.StatusCount(1), Hits2xx: b.StatusCount(2), Hits3xx: b.StatusCount(3), Hits4xx: b.StatusCount(4), Hits5xx: b.StatusCount(5),
 		Requests: b.Requests(), Errors: b.Errors(), Active: b.Active(), Pending: b.Pending(),
 		ResponseTime: b.Latency(), ConnectTime: b.ConnectTime(), RequestTimeAvg: max(b.Latency(), 0),
-		LatencyTotal: b.LatencyTotal(),
-		HTTPS:        b.HTTPS(), ServerName: b.ServerName(),
+		LatencyTotal: b.LatencyTotal(), Durations: b.Durations(), ConnectDurations: b.ConnectDurations(),
+		HTTPS: b.HTTPS(), ServerName: b.ServerName(),
 	}
 }
 

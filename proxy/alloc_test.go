@@ -121,6 +121,29 @@ func TestRequestCycleDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("request cycle allocates %.1f times per request, want 0", allocs)
 	}
+	checkRecorded(t, c, st, 1002) // the first cycle, AllocsPerRun's warm-up and 1000 runs
+}
+
+// checkRecorded verifies that the lbd_* recorders the cycles above fed
+// (without allocating) counted every request once, as a 2xx.
+func checkRecorded(t *testing.T, c *conn, st *Listener, want uint64) {
+	t.Helper()
+	svc := st.Router.Services[0]
+	be := svc.Backends[0]
+	tests := []struct {
+		name    string
+		count   uint64
+		class2x uint64
+	}{
+		{name: "listener", count: c.srv.Requests().Duration.Snapshot().Count, class2x: c.srv.Requests().Codes.Counts()[2]},
+		{name: "service", count: svc.Stats.Duration.Snapshot().Count, class2x: svc.Stats.Codes.Counts()[2]},
+		{name: "backend", count: be.Durations().Count, class2x: uint64(be.StatusCount(2))},
+	}
+	for _, tc := range tests {
+		if tc.count != want || tc.class2x != want {
+			t.Errorf("%s recorded %d requests, %d of them 2xx; want %d", tc.name, tc.count, tc.class2x, want)
+		}
+	}
 }
 
 func BenchmarkRequestCycle(b *testing.B) {

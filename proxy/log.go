@@ -74,6 +74,7 @@ func (c *conn) logRequest(st *Listener) {
 		return
 	}
 	c.ex.logged = true
+	c.record()
 	l := st.Log
 	if l == nil || l.Out == nil {
 		return
@@ -312,4 +313,15 @@ func (c *conn) reqHeader(name string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// record adds the finished exchange to the listener's and its service's
+// lbd_* metrics. logRequest calls it, once per exchange, whether or not
+// a log line is written; it only adds to atomics (no allocation).
+func (c *conn) record() {
+	d := time.Since(c.ex.start)
+	c.srv.requests.Observe(c.ex.status, d)
+	if c.ex.svc != nil && c.ex.svc.Stats != nil {
+		c.ex.svc.Stats.Observe(c.ex.status, d)
+	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"lbd/config"
 	"lbd/http1"
+	"lbd/internal/metrics"
 	"lbd/internal/sockio"
 	"lbd/rules"
 	"lbd/service"
@@ -119,7 +120,14 @@ type Server struct {
 	generated [3]atomic.Int64
 	// wafHits counts the requests a WAF rule decided (zproxy's waf-hits).
 	wafHits atomic.Int64
+	// requests records every HTTP request's duration and status class
+	// (lbd_listener_* metrics). It lives on the Server, which survives
+	// reloads, not on the Listener state, which does not.
+	requests metrics.Requests
 }
+
+// Requests is the listener's request recorder (read it, never write it).
+func (s *Server) Requests() *metrics.Requests { return &s.requests }
 
 // WAFHits is how many requests a WAF rule decided.
 func (s *Server) WAFHits() int64 { return s.wafHits.Load() }

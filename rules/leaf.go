@@ -117,7 +117,9 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 func (st *State) test(env *Env, l *leaf, m *Message) (bool, error) {
 	switch l.kind {
 	case lkACL:
-		return l.acl.Contains(st.remoteIP(env, l.fwd)), nil
+		in := st.inACL(env, l)
+		l.acl.Decided(in) // counted here, not in testDry: a dry run changes nothing
+		return in, nil
 	case lkEval:
 		return st.eval(env, l.eval, m)
 	case lkBasicAuth:
@@ -328,3 +330,6 @@ func unhex(c byte) byte {
 	}
 	return c | 0x20 - 'a' + 10
 }
+
+// inACL reports whether the client address is in the ACL of leaf l.
+func (st *State) inACL(env *Env, l *leaf) bool { return l.acl.Contains(st.remoteIP(env, l.fwd)) }

@@ -87,6 +87,8 @@ func (st *State) testDry(env *Env, l *leaf, m *Message, s *explain.Step) (bool, 
 	switch l.kind {
 	case lkTBF:
 		ok, err = st.tbfPeek(env, l, s)
+	case lkACL:
+		ok = st.inACL(env, l) // without counting a decision
 	case lkBasicAuth:
 		ok, err = st.checkBasicAuth(l.auth, true)
 	case lkEval:

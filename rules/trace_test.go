@@ -201,3 +201,45 @@ func TestTraceBasicAuth(t *testing.T) {
 		t.Fatalf("the trace shows the password: %s", js)
 	}
 }
+
+// TestACLDecisionsCounted: a real selection counts the ACL's decision
+// (in the list or not), a traced one (the route dry run) counts nothing.
+func TestACLDecisionsCounted(t *testing.T) {
+	tests := []struct {
+		name           string
+		client         string
+		trace          bool
+		match, nomatch uint64
+	}{
+		{name: "client in the list", client: "192.0.2.7", match: 1},
+		{name: "client not in the list", client: "198.51.100.1", nomatch: 1},
+		{name: "a trace counts nothing", client: "192.0.2.7", trace: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := loadCfg(t, wrap("", "", "ACL\n \"192.0.2.0/24\"\nEnd"))
+			env, err := NewEnv(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := cfg.Listeners[0].Services[0]
+			sel, err := env.CompileSelect(s.Conditions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st State
+			request(&st, env, tc.client, "GET /")
+			if tc.trace {
+				_, _, err = sel.SelectTrace(&st)
+			} else {
+				_, err = sel.Select(&st)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, n := s.Conditions[0].ACL.Decisions(); m != tc.match || n != tc.nomatch {
+				t.Errorf("match %d nomatch %d, want %d and %d", m, n, tc.match, tc.nomatch)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"lbd/balancer"
 	"lbd/config"
 	"lbd/http1"
+	"lbd/internal/metrics"
 	"lbd/rules"
 	"lbd/session"
 )
@@ -66,6 +67,12 @@ type Service struct {
 	// response rules (the service's) call Lua.
 	Lua         *rules.ScriptCall
 	respScripts bool
+
+	// Stats records the duration and status of every request the
+	// service answered (lbd_service_* metrics). A reload that keeps the
+	// service hands the previous Stats to the new Service, so the
+	// counters survive it as the backends' do.
+	Stats *metrics.Requests
 }
 
 // Entry is one backend of a service's Listing: a backend, or a matrix
@@ -118,6 +125,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		Sessions:  o.Sessions,
 		Extractor: o.Extractor,
 		Global:    o.Global,
+		Stats:     new(metrics.Requests),
 	}
 	if s.Listing == nil {
 		for _, b := range s.Backends {

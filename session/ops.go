@@ -198,7 +198,12 @@ func (s *shard[V]) relist(e *entry[V], now int64) {
 func (t *Table[V]) evict(s *shard[V], now int64) {
 	for n := len(s.m); n > 0; n-- {
 		e := s.head
-		if t.expired(e, now) || e.lastUsed.Load() <= e.listedAt {
+		if t.expired(e, now) {
+			s.remove(e)
+			t.expiredN.Add(1)
+			return
+		}
+		if e.lastUsed.Load() <= e.listedAt {
 			s.remove(e)
 			return
 		}

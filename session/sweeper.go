@@ -32,6 +32,7 @@ func (t *Table[V]) Sweep(now time.Time) int {
 		}
 		s.mu.Unlock()
 	}
+	t.expiredN.Add(uint64(removed))
 	return removed
 }
 

@@ -55,7 +55,18 @@ type Table[V comparable] struct {
 	// a table no cluster shares, which then pays one atomic load per
 	// write and nothing per hit.
 	obs atomic.Pointer[observed[V]]
+	// created and expired count sessions made and sessions dropped for
+	// being idle past the TTL (lbd_service_sessions_*_total); the table
+	// survives reloads, so they do too.
+	created, expiredN atomic.Uint64
 }
+
+// Created returns how many sessions were ever added to the table.
+func (t *Table[V]) Created() uint64 { return t.created.Load() }
+
+// Expired returns how many sessions were dropped for being idle past
+// the TTL (by a sweep, a lookup or an eviction that found them so).
+func (t *Table[V]) Expired() uint64 { return t.expiredN.Load() }
 
 type entry[V comparable] struct {
 	key      string
@@ -166,6 +177,7 @@ func (t *Table[V]) Lookup(key []byte) (V, bool) {
 		s.mu.Lock()
 		if e := s.m[string(key)]; e != nil && t.expired(e, now) {
 			s.remove(e)
+			t.expiredN.Add(1)
 		}
 		s.mu.Unlock()
 	}
@@ -214,6 +226,7 @@ func (t *Table[V]) insert(s *shard[V], key string, v V, used int64, static bool,
 		t.evict(s, now)
 	}
 	e := &entry[V]{key: key, value: v, static: static, listedAt: now, seq: t.seq.Add(1)}
+	t.created.Add(1)
 	e.lastUsed.Store(used)
 	s.m[e.key] = e
 	s.pushBack(e)

@@ -15,6 +15,7 @@ import (
 	"hash/maphash"
 	"math"
 	"math/bits"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,14 @@ type Limiter struct {
 	burst    uint64
 	seed     maphash.Seed
 	shards   [shardCount]shard
+	// decided counts the requests that got a token ([0]) and those
+	// refused ([1]) (lbd_tbf_decisions_total).
+	decided [2]atomic.Uint64
+}
+
+// Decisions returns how many takes found a token and how many did not.
+func (l *Limiter) Decisions() (allowed, refused uint64) {
+	return l.decided[0].Load(), l.decided[1].Load()
 }
 
 // New makes a filter that adds a token every interval ns, up to burst.
@@ -80,8 +89,10 @@ func (l *Limiter) TakeAt(key []byte, now int64) (ok bool, wait time.Duration, er
 	ok, next := s.take(l, h, now)
 	s.mu.Unlock()
 	if ok {
+		l.decided[0].Add(1)
 		return true, 0, nil
 	}
+	l.decided[1].Add(1)
 	return false, time.Duration(next - now), nil
 }
 

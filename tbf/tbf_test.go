@@ -264,3 +264,29 @@ func TestPeek(t *testing.T) {
 		t.Fatalf("burst 0: %v, want ErrNoBurst", err)
 	}
 }
+
+func TestDecisionsCounted(t *testing.T) {
+	tests := []struct {
+		name             string
+		burst            uint32
+		takes            int
+		allowed, refused uint64
+	}{
+		{name: "within the burst", burst: 3, takes: 3, allowed: 3},
+		{name: "past the burst", burst: 2, takes: 5, allowed: 2, refused: 3},
+		{name: "no burst is an error, not a decision", burst: 0, takes: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := New(uint64(time.Hour), tc.burst)
+			for i := 0; i < tc.takes; i++ {
+				// The decision is what is counted; ErrNoBurst is the
+				// case that must count nothing.
+				_, _, _ = l.TakeAt([]byte("k"), 1)
+			}
+			if a, r := l.Decisions(); a != tc.allowed || r != tc.refused {
+				t.Errorf("allowed %d refused %d, want %d and %d", a, r, tc.allowed, tc.refused)
+			}
+		})
+	}
+}
