@@ -19,12 +19,13 @@ import (
 
 // The dashboard is one HTML page built into the binary (inline CSS and
 // script, nothing fetched from anywhere: it works on an offline server)
-// and three JSON endpoints beside it, found by the suffix of the path so
+// and four JSON endpoints beside it, found by the suffix of the path so
 // that the same handler serves it at /dashboard/ on the control sockets
 // and under whatever prefix a service gives a Dashboard backend:
 //
 //	GET  .../            the page (a path without the slash redirects)
 //	GET  .../api/state   counters of every listener, service and backend
+//	GET  .../api/history the graphs' points and the event timeline
 //	GET  .../api/token   the token that POSTs must carry
 //	POST .../api/enable  enable or disable a service or a backend
 //
@@ -116,6 +117,8 @@ func (d *dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasSuffix(p, "/api/state"):
 		d.state(w, r)
+	case strings.HasSuffix(p, "/api/history"):
+		d.history(w, r)
 	case strings.HasSuffix(p, "/api/token"):
 		d.token(w, r)
 	case strings.HasSuffix(p, "/api/enable"):
@@ -246,9 +249,11 @@ func (d *dashboard) enable(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "the dashboard enables services and backends only")
 		return
 	}
-	if err := d.c.SetEnabled(Ref{Listener: q.Listener, Service: q.Service, Backend: q.Backend}, q.Enabled); err != nil {
+	ref := Ref{Listener: q.Listener, Service: q.Service, Backend: q.Backend}
+	if err := d.c.SetEnabled(ref, q.Enabled); err != nil {
 		writeJSONError(w, statusOf(err), err.Error())
 		return
 	}
+	recordEnable(d.c, r, ref, q.Enabled)
 	writeJSON(w, http.StatusOK, []byte(`{"result":"ok"}`))
 }

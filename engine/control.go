@@ -316,9 +316,11 @@ func (e *Engine) Reload() error {
 	}
 	if err != nil {
 		e.opts.Log.Errorf("reload failed, keeping the running configuration: %v", err)
+		e.event(adminapi.Event{Kind: adminapi.EventReload, Detail: "failed, the running configuration stays: " + err.Error()})
 		return err
 	}
 	e.opts.Log.Info("configuration reloaded")
+	e.event(adminapi.Event{Kind: adminapi.EventReload, Detail: "configuration reloaded"})
 	return nil
 }
 

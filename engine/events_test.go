@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/sirupsen/logrus"
+
+	"lbd/adminapi"
+)
+
+// The timeline learns of down and up from the backends' own log calls:
+// if backend.SetAlive's wording changes, these events stop and this
+// test says so.
+func TestBackendEventsRecorded(t *testing.T) {
+	ev := &adminapi.Events{}
+	g, err := build(cfgWith(t, "1", ""), nil, logrus.StandardLogger(), nil, buildOptions{events: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := g.backends[firstKey(g)]
+	steps := []struct {
+		alive  bool
+		reason string
+		want   adminapi.Event
+	}{
+		{false, "probe: connection refused", adminapi.Event{Kind: adminapi.EventDown, Detail: "probe: connection refused"}},
+		{false, "again", adminapi.Event{}}, // no flip, no event
+		{true, "", adminapi.Event{Kind: adminapi.EventUp}},
+	}
+	var seq uint64
+	for i, s := range steps {
+		b.SetAlive(s.alive, s.reason)
+		got := ev.Since(seq)
+		if s.want.Kind == "" {
+			if len(got) != 0 {
+				t.Errorf("step %d: no flip recorded %+v", i, got)
+			}
+			continue
+		}
+		if len(got) != 1 || got[0].Kind != s.want.Kind || got[0].Detail != s.want.Detail ||
+			got[0].Object != "backend "+b.Address() {
+			t.Fatalf("step %d: recorded %+v, want %+v on backend %s", i, got, s.want, b.Address())
+		}
+		seq = got[0].Seq
+	}
+}
+
+// firstKey is a key of g's backends.
+func firstKey(g *graph) string {
+	for k := range g.backends {
+		return k
+	}
+	return ""
+}
