@@ -64,7 +64,8 @@ func dashboardPage() ([]byte, string) {
 			}
 			return string(b)
 		}
-		js, css := read("dashboard.js"), read("dashboard.css")
+		js := strings.Replace(read("dashboard.js"), "/*GRAPHS*/", read("graphs.js"), 1)
+		css := read("dashboard.css")
 		html := strings.Replace(read("index.html"), "/*STYLE*/", css, 1)
 		html = strings.Replace(html, "/*SCRIPT*/", js, 1)
 		pageHTML = []byte(html)

@@ -175,10 +175,15 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 	}()
 	waitPage(t, ctx, "a request rate shows", `[...document.querySelectorAll("tr.service[data-service='0/1'] td")].some((td, i) => i === 2 && parseFloat(td.textContent) > 0)`)
+	graphsMove(t, ctx)
 
-	// Kill a: lbd finds it dead on its next connect, the page follows.
+	// Kill a: lbd finds it dead on its next connect, the page follows,
+	// and the timeline says why.
 	a.stop()
 	waitPage(t, ctx, "backend a shown dead", rowState(id(a), "dead"))
+	waitPage(t, ctx, "a's down event in the timeline, with its reason", fmt.Sprintf(
+		`[...document.querySelectorAll("#events li[data-kind=down]")].some(li => li.querySelector(".object").textContent.includes(%q) && li.querySelector(".detail").textContent.length > 0)`, a.addr))
+	screenshots(t, ctx, "dashboard-events")
 	if apiBackend(t, sock, 0)["alive"] != false {
 		t.Fatalf("the page shows a dead, the API does not")
 	}
@@ -191,17 +196,11 @@ func TestDashboardInChromium(t *testing.T) {
 	if got := apiBackend(t, sock, 1)["enabled"]; got != false {
 		t.Fatalf("after the click the API says b enabled=%v", got)
 	}
+	waitPage(t, ctx, "b's disable in the timeline, with who asked", fmt.Sprintf(
+		`[...document.querySelectorAll("#events li[data-kind=disable]")].some(li => li.querySelector(".object").textContent.includes(%q) && li.querySelector(".who").textContent.includes("uid "))`, b.addr))
 	close(stop)
 	wg.Wait()
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(artifactsDir(t), "dashboard.png")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+	saveShot(t, ctx, "dashboard.png", 1280, 900)
 
 	// The same page through the Dashboard backend of a service: Enable
 	// works there too.
@@ -278,4 +277,62 @@ func crossSiteAttack(t *testing.T, ctx context.Context, p *proc, sock, id string
 	if got := apiBackend(t, sock, 2)["enabled"]; got != true {
 		t.Fatalf("a cross-site page changed backend %s: enabled=%v", id, got)
 	}
+}
+
+// chartPoints is the polyline of the whole "web" service's requests/s
+// chart (empty: none drawn yet).
+const chartPoints = `(() => { const p = document.querySelector('section[data-graphs="0/1"] figure[data-chart=rps] polyline'); return p ? p.getAttribute("points") : ""; })()`
+
+// graphsMove checks, under load, that the graphs have points and that
+// they change between two screenshots taken 3 s apart.
+func graphsMove(t *testing.T, ctx context.Context) {
+	t.Helper()
+	waitPage(t, ctx, "the requests/s graph has points", `(() => { const f = document.querySelector('section[data-graphs="0/1"] figure[data-chart=rps]'); return !!f && +f.dataset.points >= 2; })()`)
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[string](chartPoints))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot1 := saveShot(t, ctx, "dashboard-graphs-1.png", 1400, 900)
+	time.Sleep(3 * time.Second)
+	after, err := chromedp.Run(ctx, chromedp.Evaluate[string](chartPoints))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot2 := saveShot(t, ctx, "dashboard-graphs-2.png", 1400, 900)
+	if before == after {
+		t.Errorf("the requests/s graph did not move in 3 s: %q", after)
+	}
+	if string(shot1) == string(shot2) {
+		t.Errorf("the two screenshots 3 s apart are the same")
+	}
+}
+
+// screenshots saves the page at a desktop's and a phone's size.
+func screenshots(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	saveShot(t, ctx, name+"-1400x900.png", 1400, 900)
+	saveShot(t, ctx, name+"-390x844.png", 390, 844)
+	// Back to the desktop size for what follows.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveShot sets the viewport, lets the page lay out, and saves the
+// viewport's screenshot as an artifact.
+func saveShot(t *testing.T, ctx context.Context, name string, w, h int64) []byte {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, h), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(artifactsDir(t), name)
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+	return shot
 }

@@ -1,7 +1,9 @@
 "use strict";
 // lbd dashboard: polls api/state every second, turns counter deltas into
 // rates, and enables or disables services and backends through
-// api/enable with the token api/token gives to this origin only.
+// api/enable with the token api/token gives to this origin only; polls
+// api/history for the graphs and the timeline (graphs.js, inlined below
+// by the server).
 (function () {
   const POLL_MS = 1000;
   let token = null;
@@ -18,6 +20,8 @@
     for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
     return e;
   }
+
+  /*GRAPHS*/
 
   function showMessage(text) {
     const m = document.getElementById("message");
@@ -131,7 +135,9 @@
     try {
       const r = await fetch("api/state", { cache: "no-store", credentials: "same-origin" });
       if (!r.ok) throw new Error("api/state: HTTP " + r.status);
-      render(await r.json());
+      const st = await r.json();
+      render(st);
+      await pollHistory(st);
       setLive(true);
     } catch (e) {
       setLive(false);
