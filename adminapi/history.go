@@ -201,7 +201,7 @@ func (o *Observer) record(key string, now time.Time, dt float64, c counters) {
 }
 
 func backendCounters(b *Backend) counters {
-	return counters{requests: b.Requests, errors: b.Errors + b.Hits5xx,
+	return counters{requests: b.Requests + b.Answered, errors: b.Errors + b.Hits5xx,
 		answered:  b.Hits2xx + b.Hits3xx + b.Hits4xx + b.Hits5xx,
 		latencyNS: int64(b.LatencyTotal), active: b.Active}
 }

@@ -44,6 +44,10 @@ func TestObserverSample(t *testing.T) {
 			snap(be("a", 0, 0, 0, 0, 0), be("b", 0, 0, 0, 0, 0)),
 			snap(be("a", 4, 0, 4, 8*time.Millisecond, 1), be("b", 6, 1, 6, 32*time.Millisecond, 2)),
 		}, "0/0", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 10, EPS: 1, MeanMS: 4, P50MS: 4, P99MS: 4, Active: 3}}},
+		{"a special backend's answered requests", []*State{
+			snap(Backend{Kind: KindRedirect, Answered: 2}),
+			snap(Backend{Kind: KindRedirect, Answered: 9}),
+		}, "0/0/#0", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 7, MeanMS: -1, P50MS: -1, P99MS: -1}}},
 		{"a backend that left is forgotten", []*State{
 			snap(be("a", 0, 0, 0, 0, 0)),
 			snap(be("b", 0, 0, 0, 0, 0)),

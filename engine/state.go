@@ -155,7 +155,9 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) a
 		v.Priority = p.Priority()
 	}
 	if sp := s.Special; sp != nil {
-		v.Backends = append(v.Backends, specialView(sp))
+		sv := specialView(sp)
+		sv.Answered = s.SpecialRequests()
+		v.Backends = append(v.Backends, sv)
 		if sp.Kind == config.BackendRedirect && sp.Redirect != nil {
 			v.RedirectCode = sp.Redirect.Code
 		}

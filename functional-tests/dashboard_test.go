@@ -39,6 +39,10 @@ ListenHTTP
 		End
 		Dashboard
 	End
+	Service "moved"
+		URL "^/old(/|$)"
+		Redirect "http://127.0.0.1/new"
+	End
 	Service "web"
 %s	End
 End
@@ -97,7 +101,7 @@ func rowState(id, state string) string {
 func apiBackend(t *testing.T, sock string, i int) map[string]any {
 	t.Helper()
 	var b map[string]any
-	if err := json.Unmarshal([]byte(ctlGet(t, sock, fmt.Sprintf("/listener/1/1/%d", i))), &b); err != nil {
+	if err := json.Unmarshal([]byte(ctlGet(t, sock, fmt.Sprintf("/listener/1/2/%d", i))), &b); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -174,8 +178,9 @@ func TestDashboardInChromium(t *testing.T) {
 			}
 		}
 	}()
-	waitPage(t, ctx, "a request rate shows", `[...document.querySelectorAll("tr.service[data-service='0/1'] td")].some((td, i) => i === 2 && parseFloat(td.textContent) > 0)`)
+	waitPage(t, ctx, "a request rate shows", `[...document.querySelectorAll("tr.service[data-service='0/2'] td")].some((td, i) => i === 2 && parseFloat(td.textContent) > 0)`)
 	graphsMove(t, ctx)
+	redirectsCounted(t, ctx, p)
 
 	// Kill a: lbd finds it dead on its next connect, the page follows,
 	// and the timeline says why.
@@ -226,10 +231,10 @@ func TestDashboardInChromium(t *testing.T) {
 // a guessed token (a preflighted request), POST without one (no-cors),
 // then a form POST. window.results says what the browser let through.
 const evilPage = `<!DOCTYPE html><title>evil</title>
-<form id="f" method="POST" action="%[1]sapi/enable" enctype="text/plain"><input name='{"listener":0,"service":1,"backend":2,"enabled":false,"pad":"' value='"}'></form>
+<form id="f" method="POST" action="%[1]sapi/enable" enctype="text/plain"><input name='{"listener":0,"service":2,"backend":2,"enabled":false,"pad":"' value='"}'></form>
 <script>
 window.results = {};
-const body = JSON.stringify({listener: 0, service: 1, backend: 2, enabled: false});
+const body = JSON.stringify({listener: 0, service: 2, backend: 2, enabled: false});
 Promise.allSettled([
   fetch("%[1]sapi/token").then(r => r.text()).then(t => { results.token = "read " + t; }, () => { results.token = "blocked"; }),
   fetch("%[1]sapi/enable", {method: "POST", headers: {"Content-Type": "application/json", "X-LBD-Token": "guess"}, body})
@@ -281,13 +286,13 @@ func crossSiteAttack(t *testing.T, ctx context.Context, p *proc, sock, id string
 
 // chartPoints is the polyline of the whole "web" service's requests/s
 // chart (empty: none drawn yet).
-const chartPoints = `(() => { const p = document.querySelector('section[data-graphs="0/1"] figure[data-chart=rps] polyline'); return p ? p.getAttribute("points") : ""; })()`
+const chartPoints = `(() => { const p = document.querySelector('section[data-graphs="0/2"] figure[data-chart=rps] polyline'); return p ? p.getAttribute("points") : ""; })()`
 
 // graphsMove checks, under load, that the graphs have points and that
 // they change between two screenshots taken 3 s apart.
 func graphsMove(t *testing.T, ctx context.Context) {
 	t.Helper()
-	waitPage(t, ctx, "the requests/s graph has points", `(() => { const f = document.querySelector('section[data-graphs="0/1"] figure[data-chart=rps]'); return !!f && +f.dataset.points >= 2; })()`)
+	waitPage(t, ctx, "the requests/s graph has points", `(() => { const f = document.querySelector('section[data-graphs="0/2"] figure[data-chart=rps]'); return !!f && +f.dataset.points >= 2; })()`)
 	before, err := chromedp.Run(ctx, chromedp.Evaluate[string](chartPoints))
 	if err != nil {
 		t.Fatal(err)
@@ -335,4 +340,24 @@ func saveShot(t *testing.T, ctx context.Context, name string, w, h int64) []byte
 	}
 	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
 	return shot
+}
+
+// redirectsCounted checks that the requests a Redirect service answers
+// show as its backend's requests.
+func redirectsCounted(t *testing.T, ctx context.Context, p *proc) {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i := 0; i < 5; i++ {
+		resp, err := client.Get("http://" + p.addr + "/old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 3 {
+			t.Fatalf("GET /old: %d, want a redirect", resp.StatusCode)
+		}
+	}
+	waitPage(t, ctx, "the redirect backend shows its 5 requests",
+		`(() => { const c = document.querySelector("tr.backend[data-backend='0/1/0'] td.requests"); return !!c && +c.textContent >= 5; })()`)
 }
