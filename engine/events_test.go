@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
 	"lbd/adminapi"
+	"lbd/config"
 )
 
 // The timeline learns of down and up from the backends' own log calls:
@@ -51,4 +54,33 @@ func firstKey(g *graph) string {
 		return k
 	}
 	return ""
+}
+
+// A reload, good or bad, is on the timeline with its result.
+func TestReloadEventsRecorded(t *testing.T) {
+	tests := []struct {
+		name   string
+		load   func() (*config.Config, error)
+		detail string
+	}{
+		{"success", func() (*config.Config, error) { return cfgWith(t, "1", ""), nil }, "configuration reloaded"},
+		{"failure", func() (*config.Config, error) { return nil, errors.New("line 3: unknown directive") },
+			"failed, the running configuration stays: line 3: unknown directive"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := New(cfgWith(t, "1", ""), Options{Load: tc.load})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			// The reload may fail for other reasons here (nothing is
+			// bound): only the event matters.
+			_ = e.Reload()
+			got := e.Observer().Events.Since(0)
+			if len(got) == 0 || got[0].Kind != adminapi.EventReload || !strings.HasPrefix(got[0].Detail, tc.detail) {
+				t.Errorf("timeline %+v, want a reload %q", got, tc.detail)
+			}
+		})
+	}
 }
