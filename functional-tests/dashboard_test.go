@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // The live dashboard in a real browser: Debian's headless Chromium,
@@ -181,6 +182,7 @@ func TestDashboardInChromium(t *testing.T) {
 	waitPage(t, ctx, "a request rate shows", `[...document.querySelectorAll("tr.service[data-service='0/2'] td")].some((td, i) => i === 2 && parseFloat(td.textContent) > 0)`)
 	graphsMove(t, ctx)
 	redirectsCounted(t, ctx, p)
+	keyboard(t, ctx, id(c))
 
 	// Kill a: lbd finds it dead on its next connect, the page follows,
 	// and the timeline says why.
@@ -360,4 +362,24 @@ func redirectsCounted(t *testing.T, ctx context.Context, p *proc) {
 	}
 	waitPage(t, ctx, "the redirect backend shows its 5 requests",
 		`(() => { const c = document.querySelector("tr.backend[data-backend='0/1/0'] td.requests"); return !!c && +c.textContent >= 5; })()`)
+}
+
+// keyboard checks what a keyboard user relies on: the focus stays on a
+// button across the table's rebuilds, and a service's graphs switch to
+// one of its backends from the select (arrow keys on a focused select).
+func keyboard(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	button := fmt.Sprintf(`tr.backend[data-id=%q] button`, id)
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(button)), chromedp.Sleep(1500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`document.activeElement === document.querySelector(%q)`, button))); err != nil || !ok {
+		t.Errorf("the focus did not survive the table's refresh (%v)", err)
+	}
+	sel := `section[data-graphs="0/2"] select`
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(kb.ArrowDown)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, "the graphs switched to a backend with the keyboard",
+		`(() => { const s = document.querySelector('section[data-graphs="0/2"] select'); return s.value.split("/").length === 3 && +document.querySelector('section[data-graphs="0/2"] figure[data-chart=rps]').dataset.points > 0; })()`)
 }

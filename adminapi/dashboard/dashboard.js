@@ -83,6 +83,22 @@
       el("th", {}, "requests"), el("th", {}, "2xx/3xx/4xx/5xx"), el("th", {}, "sessions"), el("th", {}, ""));
   }
 
+  // focusPath names the focused section or button of main by its data
+  // attributes, so that the focus survives the table's rebuild each
+  // second (a keyboard user would lose their place otherwise).
+  function focusPath(main) {
+    const a = document.activeElement;
+    if (!a || !main.contains(a)) return null;
+    const sec = a.closest("section.listener");
+    if (!sec) return null;
+    let path = 'section[data-listener="' + sec.dataset.listener + '"]';
+    if (a === sec) return path;
+    const row = a.closest("tr");
+    if (!row || a.tagName !== "BUTTON") return null;
+    const attr = row.dataset.backend !== undefined ? "data-backend" : "data-service";
+    return path + " tr[" + attr + '="' + row.getAttribute(attr) + '"] button';
+  }
+
   function render(st) {
     const old = previous();
     const dt = prev ? (st.time_ms - prev.time_ms) / 1000 : 0;
@@ -121,10 +137,15 @@
           el("td", { class: "sessions" }, s.sessions),
           el("td", {}, toggle(l.index, s.index, -1, !s.enabled, sname))), ...rows);
       }
-      out.push(el("section", { class: "listener", "data-listener": String(l.index) },
-        el("h2", {}, title, el("span", { class: "sub" }, sub)), table));
+      // focusable, so that a keyboard can scroll a table wider than a phone
+      const sec = el("section", { class: "listener", "data-listener": String(l.index), tabIndex: 0 },
+        el("h2", {}, title, el("span", { class: "sub" }, sub)), table);
+      sec.setAttribute("aria-label", title);
+      out.push(sec);
     }
+    const focus = focusPath(main);
     main.replaceChildren(...out);
+    if (focus) { const f = main.querySelector(focus); if (f) f.focus({ preventScroll: true }); }
     document.getElementById("meta").textContent = "version " + st.version + " · pid " + st.pid +
       " · up " + Math.floor(st.uptime_s) + " s · " + new Date(st.time_ms).toLocaleTimeString();
     prev = st;

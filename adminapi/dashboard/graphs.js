@@ -14,7 +14,7 @@ const MEASURES = ["t", "rps", "eps", "mean_ms", "p50_ms", "p99_ms", "active"];
 const CHARTS = [
   { id: "rps", title: "requests/s", lines: [["rps", "#1f6fb2"]] },
   { id: "eps", title: "errors/s", lines: [["eps", "#b3261e"]] },
-  { id: "lat", title: "p50 / p99 ms", lines: [["p50_ms", "#1b7f3b"], ["p99_ms", "#a05a00"]] },
+  { id: "lat", title: "p50 / p99 ms", key: true, lines: [["p50_ms", "#1b7f3b"], ["p99_ms", "#a05a00"]] },
   { id: "active", title: "active connections", lines: [["active", "#6a4fa3"]] },
 ];
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -84,8 +84,11 @@ function drawChart(fig, spec, s) {
   g.setAttribute("aria-label", spec.title + ": now " + now + ", peak " + fmtNum(peak) +
     " since " + fmtAgo(HIST.spanMS));
   fig.dataset.points = String(npoints);
+  // the latency chart's two lines are told apart by the caption's colours
+  const caption = spec.key ? [el("span", { class: "k-p50" }, "p50"), " / ", el("span", { class: "k-p99" }, "p99"), " ms"]
+    : [spec.title];
   fig.replaceChildren(
-    el("figcaption", {}, spec.title, el("span", { class: "now" }, now)),
+    el("figcaption", {}, el("span", {}, ...caption), el("span", { class: "now" }, now)),
     g,
     el("div", { class: "axis" }, el("span", {}, fmtAgo(HIST.spanMS)), el("span", {}, "peak " + fmtNum(peak)),
       el("span", {}, "now")));
