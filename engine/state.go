@@ -62,7 +62,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 	st := &adminapi.State{
 		Core: adminapi.Core{
 			Version: Version, PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
-			Workers: workers(int(e.active()), g.cfg),
+			Workers: workers(int(active(servers)), g.cfg),
 		},
 		LogLevel: g.cfg.LogLevel,
 		Cluster:  e.clusterStatus(),
@@ -141,9 +141,11 @@ func boundAddress(ln net.Listener, host string, port int) (string, int) {
 	return host, port
 }
 
-func (e *Engine) active() int64 {
+// active counts the connections of servers, the set snapshot read under
+// e.mu: e.servers itself changes under a reload.
+func active(servers []*server) int64 {
 	var n int64
-	for _, s := range e.servers {
+	for _, s := range servers {
 		n += s.srv.Active.Load()
 	}
 	return n
