@@ -21,8 +21,10 @@ const HistoryLen = 900
 // historyStep is the sampling interval.
 const historyStep = time.Second
 
-// maxSeries caps the rings (each ~30 kB): objects past it are not graphed.
-const maxSeries = 4096
+// maxSeries caps the rings (each ~29 kB: 900 points of 32 bytes), so
+// the history never takes more than ~30 MB; objects past it (a
+// configuration of over a thousand backends) are not graphed.
+const maxSeries = 1024
 
 // quantileWindow is how many per-second means the p50/p99 points look
 // back over: the backends record a mean latency per interval, not a
