@@ -141,7 +141,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, URI: r.RequestURI, Proto: r.Proto, Host: r.Host,
 		Status: aw.code(), Duration: time.Since(start), Peer: peerFrom(r.Context()),
 	}
-	if isMutation(r.Method) {
+	if isMutation(r.Method) && !dryRun(r) {
 		s.audit(info)
 	}
 	if s.RequestLog != nil {
@@ -174,6 +174,14 @@ func (s *Server) audit(info RequestInfo) {
 // refused unknown methods are logged too).
 func isMutation(m string) bool {
 	return m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions
+}
+
+// dryRun reports a POST that changes nothing: /route (lbctl route, the
+// routing explainer) only asks where a request would go, and an audit
+// line for it would read as a change to the operator.
+func dryRun(r *http.Request) bool {
+	p := strings.ToLower(r.URL.Path)
+	return r.Method == http.MethodPost && (p == "/route" || p == "/route/")
 }
 
 // auditWriter records the status for the logs, including replies written

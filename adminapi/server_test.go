@@ -158,6 +158,8 @@ func TestAuditLog(t *testing.T) {
 	}{
 		{name: "read is not audited", req: "GET /core HTTP/1.1\r\nHost: x\r\n\r\n", status: 200},
 		{name: "change is audited", req: "DELETE /listener/1/0/0 HTTP/1.1\r\nHost: x\r\n\r\n", logged: true, level: logrus.InfoLevel, status: 200},
+		// lbctl route: a POST that only asks, not a change.
+		{name: "dry-run route is not audited", req: "POST /route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", status: 501},
 		{name: "refused change is audited as a warning", req: "DELETE /listener/0 HTTP/1.1\r\nHost: x\r\n\r\n", logged: true, level: logrus.WarnLevel, status: 400},
 	}
 	for _, tc := range tests {

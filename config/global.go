@@ -114,6 +114,7 @@ func initGlobalTable() {
 		}
 	})
 	t.add("LogFormat", "[sl]s", globalLogFormat)
+	t.add("MessageFormat", "[sl]", globalMessageFormat)
 	t.add("LogTag", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.LogTag = u[0].arg.Text })
 	t.add("Alive", "[nl]", durationSetter(func(c *Config) *Duration { return &c.Timeouts.Alive }))
 	t.add("Client", "[nl]", durationSetter(func(c *Config) *Duration { return &c.Timeouts.Client }))
@@ -175,6 +176,19 @@ func globalLogFacility(b *builder, c *Config, _ *parser.Node, u []unit) {
 		return
 	}
 	c.LogFacility = name
+}
+
+// globalMessageFormat reads MessageFormat text|json. Its values are
+// msglog's styles; config does not import msglog (it would pull logrus
+// into every user of the parser), so the list is kept here too.
+func globalMessageFormat(b *builder, c *Config, _ *parser.Node, u []unit) {
+	a := u[0].arg
+	v := strings.ToLower(a.Text)
+	if v != "text" && v != "json" {
+		b.errorf(a.Span, "unknown message format %q: expected text or json", a.Text)
+		return
+	}
+	c.MessageFormat = v
 }
 
 // logLevel converts a LogLevel argument: a number (Pound 0..5, zproxy

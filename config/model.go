@@ -59,6 +59,10 @@ type Config struct {
 	WorkerIdle  Duration `json:"worker_idle"`
 	LogFacility string   `json:"log_facility"` // syslog name, or "-" = stderr
 	LogTag      string   `json:"log_tag,omitempty"`
+	// MessageFormat is the form of lbd's own messages (not the request
+	// log): "" or "text", Pound's "prog: message" line; "json", one
+	// object a line. The -message-format flag overrides it.
+	MessageFormat string `json:"message_format,omitempty"`
 	// LogLevel is a format name: null, regular, extended, vhost_combined,
 	// combined, detailed, or a LogFormat name. Numbers 0..5 map to the
 	// built-in names; zproxy's 6..9 (syslog verbosities) map to "detailed".

@@ -16,6 +16,7 @@ import (
 	"lbd/config"
 	"lbd/handoff"
 	"lbd/http1"
+	"lbd/internal/msglog"
 	"lbd/lua"
 	"lbd/proxy"
 	"lbd/rules"
@@ -272,7 +273,9 @@ func (g *graph) findService(scope string, idx int, name string) *service.Service
 	return nil
 }
 
-func (b *builder) backend(key string, cb *config.Backend, group int) *backend.Backend {
+// backend returns the backend object for key; src names its service
+// and listener in its messages.
+func (b *builder) backend(key string, cb *config.Backend, group int, src logrus.Fields) *backend.Backend {
 	if set, ok := b.opts.settings[key]; ok {
 		cb = withSettings(cb, set)
 	}
@@ -286,6 +289,11 @@ func (b *builder) backend(key string, cb *config.Backend, group int) *backend.Ba
 	}
 	o := backendOptions(b.cfg, cb)
 	o.Group = group
+	// Dead and resurrected messages say which backend and where the
+	// file defines it.
+	if b.log != nil { // nil in tests that build graphs alone: logrus's default
+		o.Logger = b.log.WithFields(src).WithFields(logrus.Fields{msglog.Backend: o.Address, msglog.Config: configPos(cb.Pos)})
+	}
 	o.Logger = backendLogger(o.Logger, b.opts.events, "backend "+dialAddress(cb))
 	be := backend.New(o)
 	switch {
@@ -414,17 +422,19 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 	}
 	st.Log = accessLog(cfg, l)
 	if st.ReqRules, err = env.CompileRewrite(l.Rewrites.Request); err != nil {
-		return nil, fmt.Errorf("%s: %w", l.Pos, err)
+		return nil, atStatement(l.Pos, "", err)
 	}
 	if st.RespRules, err = env.CompileRewrite(l.Rewrites.Response); err != nil {
-		return nil, fmt.Errorf("%s: %w", l.Pos, err)
+		return nil, atStatement(l.Pos, "", err)
 	}
 	st.Detached = len(env.Detached)
 	st.Combine = cfg.CombineHeaders
-	st.Diag = func(msg string) { b.log.Warn(msg) }
+	// A diagnostic is about a request on this listener: it names it.
+	name := listenerName(l)
+	st.Diag = func(msg string) { b.log.WithField(msglog.Listener, name).Warn(msg) }
 	if l.WAF != nil && l.WAF.Engine != nil {
 		st.WAF = l.WAF.Engine
-		st.WAF.SetLog(func(msg string) { b.log.Warn("[WAF] " + msg) })
+		st.WAF.SetLog(func(msg string) { b.log.WithField(msglog.Listener, name).Warn("[WAF] " + msg) })
 	}
 	return st, nil
 }
@@ -441,7 +451,7 @@ func (b *builder) edits(l *config.Listener, s *config.Service, env *rules.Env) (
 	}
 	var err error
 	if ec.Req, ec.Resp, err = env.CompileZproxyEdits(rules.NewZproxyEdits(b.cfg, l, s)); err != nil {
-		return nil, fmt.Errorf("%s: %w", l.Pos, err)
+		return nil, atStatement(l.Pos, "", err)
 	}
 	return proxy.NewEdits(ec), nil
 }

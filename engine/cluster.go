@@ -131,6 +131,11 @@ func (g *graph) ref(listener, svc, be string) (adminapi.Ref, error) {
 
 // changed reports a change made through the control API. Lock held.
 func (e *Engine) changed(c adminapi.Change) {
+	if what := changeText(c); what != "" {
+		// The control API's audit line says who asked; this one what
+		// changed, with the listener, service and backend as fields.
+		e.opts.Log.WithFields(e.changeFields(c)).Info("control API change applied: " + what)
+	}
 	if e.opts.Cluster != nil {
 		e.opts.Cluster.Changed(c)
 	}

@@ -315,7 +315,7 @@ func (e *Engine) Reload() error {
 		err = e.Apply(cfg)
 	}
 	if err != nil {
-		e.opts.Log.Errorf("reload failed, keeping the running configuration: %v", err)
+		e.opts.Log.WithFields(ErrorFields(err)).Errorf("reload failed, keeping the running configuration: %v", err)
 		e.event(adminapi.Event{Kind: adminapi.EventReload, Detail: "failed, the running configuration stays: " + err.Error()})
 		return err
 	}

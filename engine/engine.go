@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
@@ -112,7 +113,7 @@ func (e *Engine) Start() error {
 		ln, raw, err := e.bind(l, keys[i])
 		if err != nil {
 			e.closeAll()
-			return fmt.Errorf("%s: listener %d: %w", l.Pos, i, err)
+			return atStatement(l.Pos, "listener "+strconv.Itoa(i), err)
 		}
 		s := &server{key: keys[i], name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(e.g.listeners[i])}
 		e.servers = append(e.servers, s)

@@ -12,6 +12,7 @@ import (
 
 	"lbd/config"
 	"lbd/internal/dirwatch"
+	"lbd/internal/msglog"
 )
 
 // watchSettle is how long a -filewatch file must stay quiet before it is
@@ -75,10 +76,10 @@ func (fw *fileWatcher) reload(p string) {
 	}
 	for _, x := range fw.files[p] {
 		if err := x.Load(data); err != nil {
-			fw.log.Errorf("%s: %s: %v; keeping the previous content", x.Pos, p, err)
+			fw.log.WithField(msglog.Config, configPos(x.Pos)).Errorf("%s: %s: %v; keeping the previous content", x.Pos, p, err)
 			continue
 		}
-		fw.log.Infof("%s: %s: %s", x.Pos, p, what)
+		fw.log.WithField(msglog.Config, configPos(x.Pos)).Infof("%s: %s: %s", x.Pos, p, what)
 	}
 }
 

@@ -53,13 +53,14 @@ func (b *builder) layout(scope string, idx int, s *config.Service) ([]service.En
 		return tiers[g]
 	}
 	seen := map[string]int{}
+	src := b.serviceSource(scope, s)
 	add := func(cb *config.Backend, base int) {
 		if cb.Kind != config.BackendRegular {
 			return
 		}
 		key := entryKey(scope, idx, s, cb, seen)
 		if !cb.Dynamic() {
-			be := b.backend(key, cb, 0)
+			be := b.backend(key, cb, 0, src)
 			at(base).conf = append(at(base).conf, service.Entry{Backend: be, Parent: -1})
 			return
 		}
@@ -70,7 +71,7 @@ func (b *builder) layout(scope string, idx int, s *config.Service) ([]service.En
 			if c.srv && base != emergencyGroup {
 				g = c.group
 			}
-			be := b.backend(key+"/"+c.addr.String(), childConfig(cb, c), g)
+			be := b.backend(key+"/"+c.addr.String(), childConfig(cb, c), g, src)
 			at(g).made = append(at(g).made, service.Entry{Backend: be, Matrix: cb, Key: key})
 		}
 	}

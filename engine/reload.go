@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"lbd/adminapi"
@@ -66,7 +65,7 @@ func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {
 			for _, d := range g.detach {
 				d()
 			}
-			return fmt.Errorf("%s: %w", l.Pos, err)
+			return atStatement(l.Pos, "", err)
 		}
 		s := &server{key: key, name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(g.listeners[i])}
 		next[i], fresh = s, append(fresh, s)

@@ -13,6 +13,7 @@ import (
 
 	"lbd/backend"
 	"lbd/config"
+	"lbd/internal/msglog"
 	"lbd/listener"
 	"lbd/openssl"
 )
@@ -33,7 +34,8 @@ func configureTLS(servers []*server, cfg *config.Config, log *logrus.Logger) {
 			continue
 		}
 		if err := tl.Configure(cfg, cfg.Listeners[i]); err != nil {
-			log.Errorf("%s: %v", cfg.Listeners[i].Pos, err)
+			l := cfg.Listeners[i]
+			log.WithFields(logrus.Fields{msglog.Listener: listenerName(l), msglog.Config: configPos(l.Pos)}).Errorf("%s: %v", l.Pos, err)
 		}
 	}
 }

@@ -59,7 +59,10 @@ type options struct {
 	foreground bool
 	dump       bool
 	control    string // zproxy -C control socket
-	features   []string
+	// messageFormat is --message-format: text or json; "" follows the
+	// configuration's MessageFormat.
+	messageFormat string
+	features      []string
 }
 
 // newApp builds the CLI. Pound's getopt flags are single letters; the
@@ -85,6 +88,7 @@ func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.
 			&cli.BoolFlag{Name: "F", Usage: "stay in the foreground", Destination: &o.foreground},
 			&cli.StringSliceFlag{Name: "W", Usage: "`FEATURE`: [no-]dns, [no-]include-dir, include-dir=DIR, [no-]warn-deprecated"},
 			&cli.StringFlag{Name: "C", Usage: "zproxy control `SOCKET`", Destination: &o.control},
+			&cli.StringFlag{Name: "message-format", Usage: "`STYLE` of lbd's own messages: text or json (overrides MessageFormat)", Destination: &o.messageFormat},
 			&cli.BoolFlag{Name: "dump-config", Usage: "print the normalised configuration as JSON and exit", Destination: &o.dump},
 		},
 		Action: func(ctx *cli.Context) error {

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -16,6 +15,7 @@ import (
 
 	"lbd/config"
 	"lbd/engine"
+	"lbd/internal/msglog"
 	"lbd/lua"
 	"lbd/rules"
 )
@@ -33,42 +33,43 @@ func run(o *options) int {
 		o.configFile = v
 	}
 	os.Unsetenv(upgradeConfigEnv)
+	if err := checkMessageFormat(o); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+		return exitErr
+	}
 	lopts := loadOptions(o)
 	cfg, warns, err := config.Load(o.configFile, lopts)
-	for _, w := range warns {
-		fmt.Fprintf(os.Stderr, "%s: %s\n", o.prog, w.Error())
-	}
+	// The messages of the commands below (-c, --dump-config, a failed
+	// start) are lbd's own: in the configured style, on stderr.
+	log := newMessageLog(o, cfg, os.Stderr)
+	logWarnings(log, warns)
 	if err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(os.Stderr, "%s: %s\n", o.prog, line)
-		}
+		logLoadError(log, err)
 		return exitErr
 	}
 	switch {
 	case o.dump:
 		progs, err := rules.Listings(cfg)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			log.WithFields(engine.ErrorFields(err)).Error(err)
 			return exitErr
 		}
 		cfg.Programs = progs
 		js, err := cfg.DumpJSON()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			log.Error(err)
 			return exitErr
 		}
 		// The dump is the command's output: a full disk or a closed
 		// pipe must not pass for success.
 		if _, err := os.Stdout.Write(append(js, '\n')); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			log.Error(err)
 			return exitErr
 		}
 		return exitOK
 	case o.check:
 		if err := checkLua(cfg); err != nil {
-			for _, line := range strings.Split(err.Error(), "\n") {
-				fmt.Fprintf(os.Stderr, "%s: %s\n", o.prog, line)
-			}
+			logLoadError(log, err)
 			return exitErr
 		}
 		if o.verbose {
@@ -80,14 +81,14 @@ func run(o *options) int {
 	if len(cfg.Listeners) == 0 && cfg.Control == nil {
 		// As pound only (config.Load refuses the file otherwise): Pound
 		// 4's -c passes it, its start stops here.
-		fmt.Fprintf(os.Stderr, "%s: no listeners defined\n", o.prog)
+		log.Error("no listeners defined")
 		return exitErr
 	}
 	if cfg.Daemon && !o.foreground && !o.stderr && os.Getenv(daemonEnv) == "" {
 		// A User or Group that does not exist fails the command, as
 		// in Pound, not only the detached copy.
 		if _, err := resolvePrivileges(cfg); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
+			log.Error(err)
 			return exitErr
 		}
 		return daemonize(o)
@@ -139,34 +140,14 @@ func loadOptions(o *options) config.LoadOptions {
 	return lo
 }
 
-// prefixFormatter prints "prog: message", Pound's stderr log form.
-type prefixFormatter struct{ prog string }
-
-func (f prefixFormatter) Format(e *logrus.Entry) ([]byte, error) {
-	b := append([]byte(f.prog+": "), e.Message...)
-	keys := make([]string, 0, len(e.Data))
-	for k := range e.Data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		b = fmt.Appendf(b, " %s=%v", k, e.Data[k])
-	}
-	return append(b, '\n'), nil
-}
-
-// setupLogging sends daemon messages to stderr (-e or LogFacility -) or
-// to syslog with the configured facility; the request log goes to stdout
-// or syslog at info level.
+// setupLogging sends lbd's messages to stderr (-e or LogFacility -) or
+// to syslog with the configured facility, in the style MessageFormat or
+// --message-format chose; the request log goes to stdout or syslog at
+// info level, in its own formats whatever that style.
 func setupLogging(o *options, cfg *config.Config) (*logrus.Logger, io.Writer) {
-	log := logrus.New()
-	log.SetFormatter(prefixFormatter{o.prog})
-	log.SetLevel(logrus.InfoLevel)
-	if o.verbose {
-		log.SetLevel(logrus.DebugLevel)
-	}
+	log := newMessageLog(o, cfg, os.Stderr)
+	defer useEverywhere(log)
 	if o.stderr || cfg.LogFacility == "-" {
-		log.SetOutput(os.Stderr)
 		return log, os.Stdout
 	}
 	tag := o.prog
@@ -175,11 +156,15 @@ func setupLogging(o *options, cfg *config.Config) (*logrus.Logger, io.Writer) {
 	}
 	w, err := syslog.New(engine.SyslogFacility(cfg.LogFacility)|syslog.LOG_INFO, tag)
 	if err != nil {
-		log.SetOutput(os.Stderr)
 		log.Warnf("syslog unavailable (%v); logging to stderr", err)
 		return log, os.Stdout
 	}
-	log.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	// syslog puts the tag before the message: a text line drops the
+	// "prog: " prefix it would repeat.
+	if t, ok := log.Formatter.(msglog.TextFormatter); ok {
+		t.Prefix = ""
+		log.SetFormatter(t)
+	}
 	log.SetOutput(w)
 	// Request lines go through lbd's own datagram writer: log/syslog
 	// allocates for every line.
@@ -238,9 +223,7 @@ func serve(o *options, cfg *config.Config) int {
 	}
 	if err := d.start(cfg, access, inh, pred); err != nil {
 		// One line per error (a Lua section can fail at several calls).
-		for _, line := range strings.Split(err.Error(), "\n") {
-			log.Error(line)
-		}
+		logLoadError(log, err)
 		pred.answer(err)
 		d.notify.stopping("start failed: " + err.Error())
 		return exitErr
