@@ -19,12 +19,13 @@ import (
 
 // The dashboard is one HTML page built into the binary (inline CSS and
 // script, nothing fetched from anywhere: it works on an offline server)
-// and three JSON endpoints beside it, found by the suffix of the path so
+// and four JSON endpoints beside it, found by the suffix of the path so
 // that the same handler serves it at /dashboard/ on the control sockets
 // and under whatever prefix a service gives a Dashboard backend:
 //
 //	GET  .../            the page (a path without the slash redirects)
 //	GET  .../api/state   counters of every listener, service and backend
+//	GET  .../api/history the graphs' points and the event timeline
 //	GET  .../api/token   the token that POSTs must carry
 //	POST .../api/enable  enable or disable a service or a backend
 //
@@ -63,7 +64,8 @@ func dashboardPage() ([]byte, string) {
 			}
 			return string(b)
 		}
-		js, css := read("dashboard.js"), read("dashboard.css")
+		js := strings.Replace(read("dashboard.js"), "/*GRAPHS*/", read("graphs.js"), 1)
+		css := read("dashboard.css")
 		html := strings.Replace(read("index.html"), "/*STYLE*/", css, 1)
 		html = strings.Replace(html, "/*SCRIPT*/", js, 1)
 		pageHTML = []byte(html)
@@ -116,6 +118,8 @@ func (d *dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasSuffix(p, "/api/state"):
 		d.state(w, r)
+	case strings.HasSuffix(p, "/api/history"):
+		d.history(w, r)
 	case strings.HasSuffix(p, "/api/token"):
 		d.token(w, r)
 	case strings.HasSuffix(p, "/api/enable"):
@@ -246,9 +250,11 @@ func (d *dashboard) enable(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "the dashboard enables services and backends only")
 		return
 	}
-	if err := d.c.SetEnabled(Ref{Listener: q.Listener, Service: q.Service, Backend: q.Backend}, q.Enabled); err != nil {
+	ref := Ref{Listener: q.Listener, Service: q.Service, Backend: q.Backend}
+	if err := d.c.SetEnabled(ref, q.Enabled); err != nil {
 		writeJSONError(w, statusOf(err), err.Error())
 		return
 	}
+	recordEnable(d.c, r, ref, q.Enabled)
 	writeJSON(w, http.StatusOK, []byte(`{"result":"ok"}`))
 }

@@ -120,7 +120,7 @@ func dashServices(svcs []Service) []dashService {
 			ds.Backends = append(ds.Backends, dashBackend{
 				Index: j, Kind: string(b.kind()), ID: b.ID, Address: addr, Enabled: b.Enabled, Alive: b.Alive,
 				Emergency: b.Emergency, Priority: b.Priority, Weight: b.Weight,
-				Requests: b.Requests, Errors: b.Errors, Hits2xx: b.Hits2xx, Hits3xx: b.Hits3xx,
+				Requests: b.Requests + b.Answered, Errors: b.Errors, Hits2xx: b.Hits2xx, Hits3xx: b.Hits3xx,
 				Hits4xx: b.Hits4xx, Hits5xx: b.Hits5xx, Active: b.Active, Pending: b.Pending,
 				LatencyNS: int64(b.ResponseTime), LatencyTotalNS: int64(b.LatencyTotal),
 			})

@@ -41,8 +41,10 @@ func TestDashboardPage(t *testing.T) {
 				}
 			}
 			// Nothing is fetched from anywhere: no URL with a scheme, no
-			// src= or href= other than the empty data: icon.
-			if regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}`).MatchString(page) {
+			// src= or href= other than the empty data: icon. SVG's namespace
+			// name is a URI that nothing fetches: the graphs need it.
+			noNS := strings.ReplaceAll(page, `"http://www.w3.org/2000/svg"`, "")
+			if regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}`).MatchString(noNS) {
 				t.Errorf("the page refers to another host")
 			}
 			for _, m := range regexp.MustCompile(`(?i)\b(src|href)\s*=\s*"([^"]*)"`).FindAllStringSubmatch(page, -1) {

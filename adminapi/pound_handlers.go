@@ -46,7 +46,7 @@ func (a *poundAPI) enableListener(on bool) poundFunc {
 		if e != nil {
 			return nil, e
 		}
-		return a.setEnabled(q.view, t, on)
+		return a.setEnabled(q, t, on)
 	}
 }
 
@@ -60,14 +60,15 @@ func (a *poundAPI) enableService(on bool) poundFunc {
 		if e != nil {
 			return nil, e
 		}
-		return a.setEnabled(q.view, t, on)
+		return a.setEnabled(q, t, on)
 	}
 }
 
 // setEnabled flips the target and answers JSON true. The control socket
 // cannot be disabled (Pound: 400), nor can "no listener" (Pound would
 // dereference a null listener there).
-func (a *poundAPI) setEnabled(v *poundView, t poundTarget, on bool) (any, *apiError) {
+func (a *poundAPI) setEnabled(q *poundReq, t poundTarget, on bool) (any, *apiError) {
+	v := q.view
 	switch {
 	case t.lst < 0 && t.svc < 0:
 		return nil, refuse(http.StatusBadRequest, "name a listener, a service or a backend to enable or disable")
@@ -77,6 +78,7 @@ func (a *poundAPI) setEnabled(v *poundView, t poundTarget, on bool) (any, *apiEr
 	if err := a.c.SetEnabled(v.ref(t), on); err != nil {
 		return nil, poundControllerRefusal(err)
 	}
+	recordEnable(a.c, q.r, v.ref(t), on)
 	return true, nil
 }
 

@@ -263,9 +263,14 @@ type Backend struct {
 	ProbesPassed, ProbesFailed uint64
 	ProbeDurations             metrics.HistogramSnapshot
 	Requests                   int64 // requests forwarded
-	Errors                     int64 // connect/IO failures and 5xx
-	Active                     int64 // established connections
-	Pending                    int64 // connects in progress
+	// Answered counts the requests a special backend (Redirect, Error,
+	// SendFile...) answered itself. The dashboard shows it as the
+	// backend's requests; the Pound and zproxy views leave it out, so
+	// that they show what they always did.
+	Answered int64
+	Errors   int64 // connect/IO failures and 5xx
+	Active   int64 // established connections
+	Pending  int64 // connects in progress
 	// ResponseTime is the moving average of the request latency; negative
 	// means "no sample yet" (zproxy shows -1.0).
 	ResponseTime time.Duration

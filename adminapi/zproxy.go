@@ -20,6 +20,7 @@ type zproxyAPI struct {
 
 // zreq is one request handed to a zproxy endpoint.
 type zreq struct {
+	r    *http.Request // for who made a change (the timeline)
 	vars map[string]string
 	st   *State
 	body []byte
@@ -162,7 +163,7 @@ func (a *zproxyAPI) wrap(fn zproxyFunc) http.Handler {
 			writeZproxy(w, zerr(http.StatusBadRequest, "Failed to parse CTL request."))
 			return
 		}
-		writeZproxy(w, fn(&zreq{vars: mux.Vars(r), st: a.c.State(), body: body}).forClient(r))
+		writeZproxy(w, fn(&zreq{r: r, vars: mux.Vars(r), st: a.c.State(), body: body}).forClient(r))
 	})
 }
 

@@ -105,6 +105,7 @@ func (a *zproxyAPI) setBackendStatus(q *zreq) zreply {
 		}
 		return zerr(http.StatusInternalServerError, "Failed to set backend status")
 	}
+	recordEnable(a.c, q.r, ref, body.Status == "active")
 	return zok(http.StatusOK)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/adminapi"
 	"lbd/backend"
 	"lbd/balancer"
 	"lbd/config"
@@ -88,6 +89,8 @@ type buildOptions struct {
 	// for a rebuild of the running configuration (a runtime change, DNS);
 	// a reload of the file sets them as the file says.
 	keepServices bool
+	// events is the timeline the backends' down and up go to.
+	events *adminapi.Events
 }
 
 // build makes the graph for cfg, reusing state of prev (nil at start),
@@ -295,6 +298,7 @@ func (b *builder) backend(key string, cb *config.Backend, group int, src logrus.
 	if b.log != nil { // nil in tests that build graphs alone: logrus's default
 		o.Logger = b.log.WithFields(src).WithFields(logrus.Fields{msglog.Backend: o.Address, msglog.Config: configPos(cb.Pos)})
 	}
+	o.Logger = backendLogger(o.Logger, b.opts.events, "backend "+dialAddress(cb))
 	be := backend.New(o)
 	switch {
 	case old != nil:

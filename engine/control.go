@@ -317,10 +317,12 @@ func (e *Engine) Reload() error {
 	if err != nil {
 		e.reloads[1].Add(1)
 		e.opts.Log.WithFields(ErrorFields(err)).Errorf("reload failed, keeping the running configuration: %v", err)
+		e.event(adminapi.Event{Kind: adminapi.EventReload, Detail: "failed, the running configuration stays: " + err.Error()})
 		return err
 	}
 	e.reloads[0].Add(1)
 	e.opts.Log.Info("configuration reloaded")
+	e.event(adminapi.Event{Kind: adminapi.EventReload, Detail: "configuration reloaded"})
 	return nil
 }
 

@@ -70,6 +70,8 @@ type Engine struct {
 	// runtime journals what the control API changed in the running
 	// configuration since the file was read, for a binary upgrade.
 	runtime runtimeJournal
+	// obs is the dashboard's timeline and graph history.
+	obs *adminapi.Observer
 	// stopping is set when Shutdown, Close or a handover begins: from
 	// then on no rebuild binds a socket or swaps the graph.
 	stopping bool
@@ -95,8 +97,8 @@ func New(cfg *config.Config, opts Options) (*Engine, error) {
 	if opts.Log == nil {
 		opts.Log = logrus.StandardLogger()
 	}
-	e := &Engine{opts: opts, dyn: newDynamic(opts.Log, opts.DNSRewrite)}
-	g, err := build(cfg, nil, opts.Log, e.dyn, buildOptions{})
+	e := &Engine{opts: opts, dyn: newDynamic(opts.Log, opts.DNSRewrite), obs: adminapi.NewObserver()}
+	g, err := build(cfg, nil, opts.Log, e.dyn, buildOptions{events: e.obs.Events})
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +128,7 @@ func (e *Engine) Start() error {
 	configureTLS(e.servers, e.g.cfg, e.opts.Log)
 	if e.opts.Restore != nil {
 		e.restoreLocked(e.opts.Restore)
+		e.event(adminapi.Event{Kind: adminapi.EventUpgrade, Detail: "this process took over from the previous binary"})
 	}
 	for _, s := range e.servers {
 		e.serve(s)
@@ -148,6 +151,11 @@ func (e *Engine) Start() error {
 		e.restoreMatrices(e.opts.Restore.DisabledMatrices)
 	}
 	e.dyn.start(ctx)
+	// The sampler reads Summary, which takes e.mu: it is not in e.wg,
+	// which stop waits for with the lock held; ctx ends it.
+	if e.obs != nil {
+		go e.obs.Run(ctx, e)
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"lbd/adminapi"
 	"lbd/backend"
 	"lbd/config"
 	"lbd/handoff"
@@ -277,6 +278,7 @@ func (e *Engine) Handover(ctx context.Context) error {
 // "Connection: close". It returns the servers to drain.
 func (e *Engine) StopAccepting() []*server {
 	servers := e.beginStop()
+	e.event(adminapi.Event{Kind: adminapi.EventUpgrade, Detail: "handed the sockets over to a new binary; draining"})
 	for _, s := range servers {
 		if ul, ok := s.raw.(*net.UnixListener); ok {
 			ul.SetUnlinkOnClose(false)

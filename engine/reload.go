@@ -19,7 +19,7 @@ func (e *Engine) Apply(cfg *config.Config) error {
 	// The file is in force again: what the control API had changed is
 	// gone (the backends get the file's weights), and a binary upgrade
 	// must not bring it back. A failed reload keeps all of it.
-	if err := e.reloadLocked(cfg, buildOptions{}); err != nil {
+	if err := e.reloadLocked(cfg, buildOptions{events: e.events()}); err != nil {
 		return err
 	}
 	e.runtime = runtimeJournal{}
@@ -30,7 +30,7 @@ func (e *Engine) Apply(cfg *config.Config) error {
 // control API change, DNS): the services keep their enabled flags and
 // the backends the settings the control API gave them.
 func (e *Engine) rebuildLocked(cfg *config.Config) error {
-	return e.reloadLocked(cfg, buildOptions{settings: e.runtime.settings, keepServices: true})
+	return e.reloadLocked(cfg, buildOptions{settings: e.runtime.settings, keepServices: true, events: e.events()})
 }
 
 func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {

@@ -63,7 +63,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 	st := &adminapi.State{
 		Core: adminapi.Core{
 			Version: Version, GoVersion: runtime.Version(), PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
-			Workers: workers(int(e.active()), g.cfg),
+			Workers: workers(int(active(servers)), g.cfg),
 			Reloads: e.reloads[0].Load(), ReloadFailures: e.reloads[1].Load(), StartedByUpgrade: e.upgraded.Load(),
 		},
 		LogLevel: g.cfg.LogLevel,
@@ -150,9 +150,11 @@ func boundAddress(ln net.Listener, host string, port int) (string, int) {
 	return host, port
 }
 
-func (e *Engine) active() int64 {
+// active counts the connections of servers, the set snapshot read under
+// e.mu: e.servers itself changes under a reload.
+func active(servers []*server) int64 {
 	var n int64
-	for _, s := range e.servers {
+	for _, s := range servers {
 		n += s.srv.Active.Load()
 	}
 	return n
@@ -167,7 +169,9 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) a
 		v.Priority = p.Priority()
 	}
 	if sp := s.Special; sp != nil {
-		v.Backends = append(v.Backends, specialView(sp))
+		sv := specialView(sp)
+		sv.Answered = s.SpecialRequests()
+		v.Backends = append(v.Backends, sv)
 		if sp.Kind == config.BackendRedirect && sp.Redirect != nil {
 			v.RedirectCode = sp.Redirect.Code
 		}

@@ -43,7 +43,7 @@ func TestDashboardCSRF(t *testing.T) {
 		{"Dashboard service", &http.Client{Timeout: 5 * time.Second}, "http://" + p.addr + "/lbd-dashboard/"},
 		{"lbctl dashboard", web, lbctlBase + "/dashboard/"},
 	}
-	body := `{"listener":0,"service":1,"backend":1,"enabled":false}`
+	body := `{"listener":0,"service":2,"backend":1,"enabled":false}`
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
 			tok := fetchToken(t, tg.client, tg.base)

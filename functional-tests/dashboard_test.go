@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // The live dashboard in a real browser: Debian's headless Chromium,
@@ -38,6 +39,10 @@ ListenHTTP
 			"127.0.0.0/8"
 		End
 		Dashboard
+	End
+	Service "moved"
+		URL "^/old(/|$)"
+		Redirect "http://127.0.0.1/new"
 	End
 	Service "web"
 %s	End
@@ -97,7 +102,7 @@ func rowState(id, state string) string {
 func apiBackend(t *testing.T, sock string, i int) map[string]any {
 	t.Helper()
 	var b map[string]any
-	if err := json.Unmarshal([]byte(ctlGet(t, sock, fmt.Sprintf("/listener/1/1/%d", i))), &b); err != nil {
+	if err := json.Unmarshal([]byte(ctlGet(t, sock, fmt.Sprintf("/listener/1/2/%d", i))), &b); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -174,11 +179,18 @@ func TestDashboardInChromium(t *testing.T) {
 			}
 		}
 	}()
-	waitPage(t, ctx, "a request rate shows", `[...document.querySelectorAll("tr.service[data-service='0/1'] td")].some((td, i) => i === 2 && parseFloat(td.textContent) > 0)`)
+	waitPage(t, ctx, "a request rate shows", `[...document.querySelectorAll("tr.service[data-service='0/2'] td")].some((td, i) => i === 2 && parseFloat(td.textContent) > 0)`)
+	graphsMove(t, ctx)
+	redirectsCounted(t, ctx, p)
+	keyboard(t, ctx, id(c))
 
-	// Kill a: lbd finds it dead on its next connect, the page follows.
+	// Kill a: lbd finds it dead on its next connect, the page follows,
+	// and the timeline says why.
 	a.stop()
 	waitPage(t, ctx, "backend a shown dead", rowState(id(a), "dead"))
+	waitPage(t, ctx, "a's down event in the timeline, with its reason", fmt.Sprintf(
+		`[...document.querySelectorAll("#events li[data-kind=down]")].some(li => li.querySelector(".object").textContent.includes(%q) && li.querySelector(".detail").textContent.length > 0)`, a.addr))
+	screenshots(t, ctx, "dashboard-events")
 	if apiBackend(t, sock, 0)["alive"] != false {
 		t.Fatalf("the page shows a dead, the API does not")
 	}
@@ -191,17 +203,11 @@ func TestDashboardInChromium(t *testing.T) {
 	if got := apiBackend(t, sock, 1)["enabled"]; got != false {
 		t.Fatalf("after the click the API says b enabled=%v", got)
 	}
+	waitPage(t, ctx, "b's disable in the timeline, with who asked", fmt.Sprintf(
+		`[...document.querySelectorAll("#events li[data-kind=disable]")].some(li => li.querySelector(".object").textContent.includes(%q) && li.querySelector(".who").textContent.includes("uid "))`, b.addr))
 	close(stop)
 	wg.Wait()
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(artifactsDir(t), "dashboard.png")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+	saveShot(t, ctx, "dashboard.png", 1280, 900)
 
 	// The same page through the Dashboard backend of a service: Enable
 	// works there too.
@@ -227,10 +233,10 @@ func TestDashboardInChromium(t *testing.T) {
 // a guessed token (a preflighted request), POST without one (no-cors),
 // then a form POST. window.results says what the browser let through.
 const evilPage = `<!DOCTYPE html><title>evil</title>
-<form id="f" method="POST" action="%[1]sapi/enable" enctype="text/plain"><input name='{"listener":0,"service":1,"backend":2,"enabled":false,"pad":"' value='"}'></form>
+<form id="f" method="POST" action="%[1]sapi/enable" enctype="text/plain"><input name='{"listener":0,"service":2,"backend":2,"enabled":false,"pad":"' value='"}'></form>
 <script>
 window.results = {};
-const body = JSON.stringify({listener: 0, service: 1, backend: 2, enabled: false});
+const body = JSON.stringify({listener: 0, service: 2, backend: 2, enabled: false});
 Promise.allSettled([
   fetch("%[1]sapi/token").then(r => r.text()).then(t => { results.token = "read " + t; }, () => { results.token = "blocked"; }),
   fetch("%[1]sapi/enable", {method: "POST", headers: {"Content-Type": "application/json", "X-LBD-Token": "guess"}, body})
@@ -278,4 +284,102 @@ func crossSiteAttack(t *testing.T, ctx context.Context, p *proc, sock, id string
 	if got := apiBackend(t, sock, 2)["enabled"]; got != true {
 		t.Fatalf("a cross-site page changed backend %s: enabled=%v", id, got)
 	}
+}
+
+// chartPoints is the polyline of the whole "web" service's requests/s
+// chart (empty: none drawn yet).
+const chartPoints = `(() => { const p = document.querySelector('section[data-graphs="0/2"] figure[data-chart=rps] polyline'); return p ? p.getAttribute("points") : ""; })()`
+
+// graphsMove checks, under load, that the graphs have points and that
+// they change between two screenshots taken 3 s apart.
+func graphsMove(t *testing.T, ctx context.Context) {
+	t.Helper()
+	waitPage(t, ctx, "the requests/s graph has points", `(() => { const f = document.querySelector('section[data-graphs="0/2"] figure[data-chart=rps]'); return !!f && +f.dataset.points >= 2; })()`)
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[string](chartPoints))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot1 := saveShot(t, ctx, "dashboard-graphs-1.png", 1400, 900)
+	time.Sleep(3 * time.Second)
+	after, err := chromedp.Run(ctx, chromedp.Evaluate[string](chartPoints))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot2 := saveShot(t, ctx, "dashboard-graphs-2.png", 1400, 900)
+	if before == after {
+		t.Errorf("the requests/s graph did not move in 3 s: %q", after)
+	}
+	if string(shot1) == string(shot2) {
+		t.Errorf("the two screenshots 3 s apart are the same")
+	}
+}
+
+// screenshots saves the page at a desktop's and a phone's size.
+func screenshots(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	saveShot(t, ctx, name+"-1400x900.png", 1400, 900)
+	saveShot(t, ctx, name+"-390x844.png", 390, 844)
+	// Back to the desktop size for what follows.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveShot sets the viewport, lets the page lay out, and saves the
+// viewport's screenshot as an artifact.
+func saveShot(t *testing.T, ctx context.Context, name string, w, h int64) []byte {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, h), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(artifactsDir(t), name)
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+	return shot
+}
+
+// redirectsCounted checks that the requests a Redirect service answers
+// show as its backend's requests.
+func redirectsCounted(t *testing.T, ctx context.Context, p *proc) {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i := 0; i < 5; i++ {
+		resp, err := client.Get("http://" + p.addr + "/old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 3 {
+			t.Fatalf("GET /old: %d, want a redirect", resp.StatusCode)
+		}
+	}
+	waitPage(t, ctx, "the redirect backend shows its 5 requests",
+		`(() => { const c = document.querySelector("tr.backend[data-backend='0/1/0'] td.requests"); return !!c && +c.textContent >= 5; })()`)
+}
+
+// keyboard checks what a keyboard user relies on: the focus stays on a
+// button across the table's rebuilds, and a service's graphs switch to
+// one of its backends from the select (arrow keys on a focused select).
+func keyboard(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	button := fmt.Sprintf(`tr.backend[data-id=%q] button`, id)
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(button)), chromedp.Sleep(1500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`document.activeElement === document.querySelector(%q)`, button))); err != nil || !ok {
+		t.Errorf("the focus did not survive the table's refresh (%v)", err)
+	}
+	sel := `section[data-graphs="0/2"] select`
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(kb.ArrowDown)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, "the graphs switched to a backend with the keyboard",
+		`(() => { const s = document.querySelector('section[data-graphs="0/2"] select'); return s.value.split("/").length === 3 && +document.querySelector('section[data-graphs="0/2"] figure[data-chart=rps]').dataset.points > 0; })()`)
 }

@@ -15,6 +15,7 @@ import (
 // Control, SendFile, Success, ACME and LuaBackend, and lbd's Dashboard. They answer from the proxy itself; none is on the hot
 // path, so they may allocate.
 func (c *conn) special(st *Listener, svc *service.Service) bool {
+	svc.CountSpecial() // the dashboard and the API show it as its requests
 	b := svc.Special
 	switch b.Kind {
 	case config.BackendRedirect:

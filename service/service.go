@@ -39,6 +39,9 @@ type Service struct {
 	mixedRedirect bool
 
 	enabled atomic.Bool
+	// specials counts the requests the Special backend answered (the
+	// control API shows them as its requests).
+	specials atomic.Int64
 
 	// Backends are the regular and Emergency backends in config order;
 	// special backends (redirect, error, metrics, control, file,
@@ -321,3 +324,9 @@ func LoadRequest(st *rules.State, req *http1.Request, head []byte) {
 		st.Req.Lines = append(st.Req.Lines, HeaderLine(head, &req.Headers[i]))
 	}
 }
+
+// CountSpecial records a request answered by the Special backend.
+func (s *Service) CountSpecial() { s.specials.Add(1) }
+
+// SpecialRequests is how many requests the Special backend answered.
+func (s *Service) SpecialRequests() int64 { return s.specials.Load() }

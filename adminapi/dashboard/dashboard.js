@@ -1,7 +1,9 @@
 "use strict";
 // lbd dashboard: polls api/state every second, turns counter deltas into
 // rates, and enables or disables services and backends through
-// api/enable with the token api/token gives to this origin only.
+// api/enable with the token api/token gives to this origin only; polls
+// api/history for the graphs and the timeline (graphs.js, inlined below
+// by the server).
 (function () {
   const POLL_MS = 1000;
   let token = null;
@@ -18,6 +20,8 @@
     for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
     return e;
   }
+
+  /*GRAPHS*/
 
   function showMessage(text) {
     const m = document.getElementById("message");
@@ -79,6 +83,22 @@
       el("th", {}, "requests"), el("th", {}, "2xx/3xx/4xx/5xx"), el("th", {}, "sessions"), el("th", {}, ""));
   }
 
+  // focusPath names the focused section or button of main by its data
+  // attributes, so that the focus survives the table's rebuild each
+  // second (a keyboard user would lose their place otherwise).
+  function focusPath(main) {
+    const a = document.activeElement;
+    if (!a || !main.contains(a)) return null;
+    const sec = a.closest("section.listener");
+    if (!sec) return null;
+    let path = 'section[data-listener="' + sec.dataset.listener + '"]';
+    if (a === sec) return path;
+    const row = a.closest("tr");
+    if (!row || a.tagName !== "BUTTON") return null;
+    const attr = row.dataset.backend !== undefined ? "data-backend" : "data-service";
+    return path + " tr[" + attr + '="' + row.getAttribute(attr) + '"] button';
+  }
+
   function render(st) {
     const old = previous();
     const dt = prev ? (st.time_ms - prev.time_ms) / 1000 : 0;
@@ -100,7 +120,8 @@
           rows.push(el("tr", { class: "backend", "data-backend": key(l.index, s.index, b.index), "data-id": b.id },
             el("td", { class: "name" }, regular ? b.address : b.kind, b.emergency ? " (emergency)" : ""),
             el("td", { class: "state" }, stateBadge(b)),
-            el("td", {}, regular ? fmtRate(r.rps) : "–"), el("td", {}, regular ? fmtRate(r.eps) : "–"),
+            el("td", { class: "rps" }, b.kind !== "matrix" ? fmtRate(r.rps) : "–"),
+            el("td", {}, b.kind !== "matrix" ? fmtRate(r.eps) : "–"),
             el("td", {}, regular ? fmtMS(r.lat) : "–"), el("td", {}, b.active),
             el("td", { class: "requests" }, b.requests),
             el("td", {}, b.hits_2xx + "/" + b.hits_3xx + "/" + b.hits_4xx + "/" + b.hits_5xx), el("td", {}, ""),
@@ -116,10 +137,15 @@
           el("td", { class: "sessions" }, s.sessions),
           el("td", {}, toggle(l.index, s.index, -1, !s.enabled, sname))), ...rows);
       }
-      out.push(el("section", { class: "listener", "data-listener": String(l.index) },
-        el("h2", {}, title, el("span", { class: "sub" }, sub)), table));
+      // focusable, so that a keyboard can scroll a table wider than a phone
+      const sec = el("section", { class: "listener", "data-listener": String(l.index), tabIndex: 0 },
+        el("h2", {}, title, el("span", { class: "sub" }, sub)), table);
+      sec.setAttribute("aria-label", title);
+      out.push(sec);
     }
+    const focus = focusPath(main);
     main.replaceChildren(...out);
+    if (focus) { const f = main.querySelector(focus); if (f) f.focus({ preventScroll: true }); }
     document.getElementById("meta").textContent = "version " + st.version + " · pid " + st.pid +
       " · up " + Math.floor(st.uptime_s) + " s · " + new Date(st.time_ms).toLocaleTimeString();
     prev = st;
@@ -131,7 +157,9 @@
     try {
       const r = await fetch("api/state", { cache: "no-store", credentials: "same-origin" });
       if (!r.ok) throw new Error("api/state: HTTP " + r.status);
-      render(await r.json());
+      const st = await r.json();
+      render(st);
+      await pollHistory(st);
       setLive(true);
     } catch (e) {
       setLive(false);
