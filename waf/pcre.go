@@ -229,31 +229,12 @@ func (o *macroRX) Evaluate(tx plugintypes.TransactionState, value string) bool {
 	return op.Evaluate(tx, value)
 }
 
-// compileRX compiles an expanded pattern on RE2 when it can, else on the
+// compileRX compiles an expanded pattern as @rx does (RE2), else on the
 // backtracking engine.
 func compileRX(pattern string) (plugintypes.Operator, error) {
 	pattern = dePossessive(pattern)
-	if re, err := regexp.Compile("(?sm)" + pattern); err == nil {
-		return &re2RX{re: re}, nil
+	if op, err := newRX(plugintypes.OperatorOptions{Arguments: pattern}); err == nil {
+		return op, nil
 	}
 	return newPCRE(plugintypes.OperatorOptions{Arguments: pattern})
-}
-
-type re2RX struct{ re *regexp.Regexp }
-
-func (o *re2RX) Evaluate(tx plugintypes.TransactionState, value string) bool {
-	if !tx.Capturing() {
-		return o.re.MatchString(value)
-	}
-	m := o.re.FindStringSubmatch(value)
-	if m == nil {
-		return false
-	}
-	for i, g := range m {
-		if i == 9 {
-			break
-		}
-		tx.CaptureField(i, g)
-	}
-	return true
 }
