@@ -17,7 +17,6 @@ type (
 		NowMS    int64                 `json:"now_ms"`
 		StepMS   int64                 `json:"step_ms"`
 		Points   int                   `json:"points"`
-		Window   int                   `json:"quantile_window"`
 		Series   map[string]dashSeries `json:"series"`
 		Events   []Event               `json:"events"`
 		Observed bool                  `json:"observed"`
@@ -66,7 +65,7 @@ func (d *dashboard) history(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		seq = 0
 	}
-	out := dashHistory{StepMS: historyStep.Milliseconds(), Points: HistoryLen, Window: quantileWindow,
+	out := dashHistory{StepMS: historyStep.Milliseconds(), Points: HistoryLen,
 		Series: map[string]dashSeries{}, Events: []Event{}}
 	if o := observerOf(d.c); o != nil {
 		out.Observed = true

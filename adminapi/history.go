@@ -2,10 +2,11 @@ package adminapi
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"lbd/internal/metrics"
 )
 
 // The dashboard's graphs: a sampler goroutine reads the counters the
@@ -26,20 +27,16 @@ const historyStep = time.Second
 // configuration of over a thousand backends) are not graphed.
 const maxSeries = 1024
 
-// quantileWindow is how many per-second means the p50/p99 points look
-// back over: the backends record a mean latency per interval, not a
-// distribution, so the percentiles are those of the last minute's
-// per-second means, which the page says.
-const quantileWindow = 60
-
 // Point is one sample of a series.
 type Point struct {
 	TimeMS int64
 	RPS    float32 // requests per second
 	EPS    float32 // errors (failures and 5xx) per second
 	// MeanMS is the mean latency of the requests answered in the
-	// interval (ms; -1: none answered); P50MS and P99MS are percentiles
-	// of the means of the last quantileWindow intervals (-1: none).
+	// interval (ms; -1: none answered); P50MS and P99MS are the
+	// percentiles of the interval's requests, read from the lbd_*
+	// duration histogram's buckets as Prometheus' histogram_quantile
+	// reads them (-1: no request finished in the interval).
 	MeanMS, P50MS, P99MS float32
 	Active               float32 // connections to the backends
 }
@@ -47,8 +44,25 @@ type Point struct {
 // counters are the cumulative values a point is the delta of.
 type counters struct {
 	requests, errors, answered, latencyNS, active int64
+	// durations is the object's request duration histogram, cumulative
+	// per bucket as a snapshot has it, the +Inf bucket last.
+	durations buckets
 }
 
+// buckets are a histogram's cumulative counts: one per bound of
+// metrics.DurationBounds, then the count of all (+Inf).
+type buckets [len(metrics.DurationBounds) + 1]uint64
+
+// bucketsOf copies a snapshot's counts; a snapshot without buckets (an
+// object that records none) gives zeros.
+func bucketsOf(h *metrics.HistogramSnapshot) buckets {
+	var b buckets
+	copy(b[:], h.Buckets)
+	b[len(b)-1] = h.Count
+	return b
+}
+
+// add sums the rates' counters; the histogram is the object's own.
 func (c *counters) add(o counters) {
 	c.requests += o.requests
 	c.errors += o.errors
@@ -68,8 +82,9 @@ type series struct {
 // push adds the point of an interval of dt seconds ending at t with the
 // counters now at cur (the first call only records the counters).
 func (s *series) push(t time.Time, dt float64, cur counters, first bool) {
-	d := counters{cur.requests - s.prev.requests, cur.errors - s.prev.errors,
-		cur.answered - s.prev.answered, cur.latencyNS - s.prev.latencyNS, cur.active}
+	d := counters{requests: cur.requests - s.prev.requests, errors: cur.errors - s.prev.errors,
+		answered: cur.answered - s.prev.answered, latencyNS: cur.latencyNS - s.prev.latencyNS, active: cur.active}
+	hist, ok := cur.durations.minus(&s.prev.durations)
 	s.prev = cur
 	if first || dt <= 0 {
 		return
@@ -79,7 +94,10 @@ func (s *series) push(t time.Time, dt float64, cur counters, first bool) {
 	if d.answered > 0 && d.latencyNS >= 0 {
 		p.MeanMS = float32(float64(d.latencyNS) / float64(d.answered) / 1e6)
 	}
-	p.P50MS, p.P99MS = s.quantiles(p.MeanMS)
+	p.P50MS, p.P99MS = -1, -1
+	if ok {
+		p.P50MS, p.P99MS = hist.quantileMS(0.5), hist.quantileMS(0.99)
+	}
 	s.points[s.n%HistoryLen] = p
 	s.n++
 }
@@ -93,25 +111,38 @@ func rate(d int64, dt float64) float32 {
 	return float32(float64(d) / dt)
 }
 
-// quantiles returns the p50 and p99 of the last quantileWindow means
-// (mean being the newest, not yet pushed), -1 when none is known.
-func (s *series) quantiles(mean float32) (p50, p99 float32) {
-	var buf [quantileWindow]float32
-	v := buf[:0]
-	if mean >= 0 {
-		v = append(v, mean)
-	}
-	for i := 1; i < quantileWindow && i <= s.n; i++ {
-		if m := s.points[(s.n-i)%HistoryLen].MeanMS; m >= 0 {
-			v = append(v, m)
+// minus returns the interval's histogram, b less an earlier prev, and
+// whether it holds any request. A count that went back (a reload
+// replaced the object) holds none: its interval is unknown.
+func (b *buckets) minus(prev *buckets) (d buckets, ok bool) {
+	for i := range b {
+		if b[i] < prev[i] {
+			return d, false
 		}
+		d[i] = b[i] - prev[i]
 	}
-	if len(v) == 0 {
-		return -1, -1
+	return d, d[len(d)-1] > 0
+}
+
+// quantileMS estimates the q-quantile of the durations in b, in ms, as
+// Prometheus' histogram_quantile does: the bucket holding the rank, and
+// a linear interpolation inside it (from 0 for the first bucket). A rank
+// in the +Inf bucket reads as the highest bound: past it nothing is
+// known but "more".
+func (b *buckets) quantileMS(q float64) float32 {
+	total := b[len(b)-1]
+	rank := q * float64(total)
+	bounds := metrics.DurationBounds[:]
+	lower, below := 0.0, uint64(0)
+	for i, upper := range bounds {
+		if float64(b[i]) >= rank && b[i] > below {
+			in := float64(b[i] - below)
+			ms := lower + (upper.Seconds()*1e3-lower)*(rank-float64(below))/in
+			return float32(ms)
+		}
+		lower, below = upper.Seconds()*1e3, b[i]
 	}
-	slices.Sort(v)
-	at := func(q float64) float32 { return v[min(len(v)-1, int(q*float64(len(v))))] }
-	return at(0.5), at(0.99)
+	return float32(bounds[len(bounds)-1].Seconds() * 1e3)
 }
 
 // since returns the points newer than ms, oldest first.
@@ -168,7 +199,7 @@ func (o *Observer) Sample(st *State, now time.Time) {
 	visit := func(li int, svcs []Service) {
 		for si := range svcs {
 			s := &svcs[si]
-			var sum counters
+			sum := counters{durations: bucketsOf(&s.Requests.Duration)}
 			for bi := range s.Backends {
 				c := backendCounters(&s.Backends[bi])
 				sum.add(c)
@@ -205,7 +236,7 @@ func (o *Observer) record(key string, now time.Time, dt float64, c counters) {
 func backendCounters(b *Backend) counters {
 	return counters{requests: b.Requests + b.Answered, errors: b.Errors + b.Hits5xx,
 		answered:  b.Hits2xx + b.Hits3xx + b.Hits4xx + b.Hits5xx,
-		latencyNS: int64(b.LatencyTotal), active: b.Active}
+		latencyNS: int64(b.LatencyTotal), active: b.Active, durations: bucketsOf(&b.Durations)}
 }
 
 // ServiceKey names a service's series: its listener index (-1 for the

@@ -3,12 +3,32 @@ package adminapi
 import (
 	"testing"
 	"time"
+
+	"lbd/internal/metrics"
 )
 
 // snap is a State with one listener, one service and backends with
 // the given cumulative counters.
 func snap(bs ...Backend) *State {
 	return &State{Listeners: []Listener{{Services: []Service{{Name: "web", Backends: bs}}}}}
+}
+
+// durations is the snapshot of a histogram that observed each of ds.
+func durations(ds ...time.Duration) metrics.HistogramSnapshot {
+	var h metrics.Histogram
+	for _, d := range ds {
+		h.Observe(d)
+	}
+	return h.Snapshot()
+}
+
+// repeat returns n copies of d.
+func repeat(n int, d time.Duration) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = d
+	}
+	return out
 }
 
 func be(id string, requests, errors, ok2xx int64, latency time.Duration, active int64) Backend {
@@ -27,23 +47,38 @@ func TestObserverSample(t *testing.T) {
 		{"rates and mean latency", []*State{
 			snap(be("a", 10, 1, 9, 90*time.Millisecond, 0)),
 			snap(be("a", 20, 3, 17, 170*time.Millisecond, 2)),
-		}, "0/0/a", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 10, EPS: 2, MeanMS: 10, P50MS: 10, P99MS: 10, Active: 2}}},
-		{"no answers: no mean, percentiles of the earlier means", []*State{
-			snap(be("a", 0, 0, 0, 0, 0)),
-			snap(be("a", 1, 0, 1, 4*time.Millisecond, 0)),
-			snap(be("a", 1, 0, 1, 4*time.Millisecond, 0)),
+		}, "0/0/a", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 10, EPS: 2, MeanMS: 10, P50MS: -1, P99MS: -1, Active: 2}}},
+		{"percentiles of the interval's requests, from the histogram", []*State{
+			snap(withDurations(be("a", 0, 0, 0, 0, 0))),
+			// 10 requests of 1.2 ms: bucket (1 ms, 2.5 ms].
+			snap(withDurations(be("a", 10, 0, 10, 12*time.Millisecond, 0), repeat(10, 1200*time.Microsecond)...)),
+			// then one of 40 ms: bucket (25 ms, 50 ms] alone.
+			snap(withDurations(be("a", 11, 0, 11, 52*time.Millisecond, 0), append(repeat(10, 1200*time.Microsecond), 40*time.Millisecond)...)),
+			// no request: no mean, no percentiles.
+			snap(withDurations(be("a", 11, 0, 11, 52*time.Millisecond, 0), append(repeat(10, 1200*time.Microsecond), 40*time.Millisecond)...)),
 		}, "0/0/a", []Point{
-			{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 1, MeanMS: 4, P50MS: 4, P99MS: 4},
-			{TimeMS: t0.Add(2 * time.Second).UnixMilli(), MeanMS: -1, P50MS: 4, P99MS: 4},
+			{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 10, MeanMS: 1.2, P50MS: 1.75, P99MS: 2.485},
+			{TimeMS: t0.Add(2 * time.Second).UnixMilli(), RPS: 1, MeanMS: 40, P50MS: 37.5, P99MS: 49.75},
+			{TimeMS: t0.Add(3 * time.Second).UnixMilli(), MeanMS: -1, P50MS: -1, P99MS: -1},
 		}},
 		{"a counter that went back counts as no traffic", []*State{
 			snap(be("a", 50, 0, 50, 0, 0)),
 			snap(be("a", 3, 0, 3, 0, 0)),
 		}, "0/0/a", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), MeanMS: -1, P50MS: -1, P99MS: -1}}},
-		{"the service sums its backends", []*State{
+		{"the service sums its backends' rates", []*State{
 			snap(be("a", 0, 0, 0, 0, 0), be("b", 0, 0, 0, 0, 0)),
 			snap(be("a", 4, 0, 4, 8*time.Millisecond, 1), be("b", 6, 1, 6, 32*time.Millisecond, 2)),
-		}, "0/0", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 10, EPS: 1, MeanMS: 4, P50MS: 4, P99MS: 4, Active: 3}}},
+		}, "0/0", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 10, EPS: 1, MeanMS: 4, P50MS: -1, P99MS: -1, Active: 3}}},
+		{"the service's percentiles are its own histogram's", []*State{
+			serviceDurations(snap(be("a", 0, 0, 0, 0, 0))),
+			// A redirect answered by lbd is in the service's histogram,
+			// not in a backend's.
+			serviceDurations(snap(be("a", 0, 0, 0, 0, 0)), 70*time.Microsecond, 70*time.Microsecond),
+		}, "0/0", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), MeanMS: -1, P50MS: 0.05 + 0.05*1/2, P99MS: 0.05 + 0.05*1.98/2}}},
+		{"a histogram that went back gives no percentiles", []*State{
+			snap(withDurations(be("a", 5, 0, 5, 5*time.Millisecond, 0), repeat(5, time.Millisecond)...)),
+			snap(withDurations(be("a", 6, 0, 6, 6*time.Millisecond, 0), time.Millisecond)),
+		}, "0/0/a", []Point{{TimeMS: t0.Add(time.Second).UnixMilli(), RPS: 1, MeanMS: 1, P50MS: -1, P99MS: -1}}},
 		{"a special backend's answered requests", []*State{
 			snap(Backend{Kind: KindRedirect, Answered: 2}),
 			snap(Backend{Kind: KindRedirect, Answered: 9}),
@@ -64,7 +99,7 @@ func TestObserverSample(t *testing.T) {
 				t.Fatalf("%s: %d points %+v, want %d", tc.key, len(got), got, len(tc.want))
 			}
 			for i := range got {
-				if got[i] != tc.want[i] {
+				if !samePoint(got[i], tc.want[i]) {
 					t.Errorf("point %d = %+v, want %+v", i, got[i], tc.want[i])
 				}
 			}
@@ -100,21 +135,49 @@ func TestSeriesRing(t *testing.T) {
 	}
 }
 
-// p50/p99 are percentiles of the per-second means of the window.
-func TestSeriesQuantiles(t *testing.T) {
-	var s series
-	for i := 1; i <= 100; i++ {
-		s.points[s.n%HistoryLen] = Point{MeanMS: float32(i)}
-		s.n++
+// withDurations gives b a request duration histogram of ds.
+func withDurations(b Backend, ds ...time.Duration) Backend {
+	b.Durations = durations(ds...)
+	return b
+}
+
+// serviceDurations gives st's service a histogram of ds.
+func serviceDurations(st *State, ds ...time.Duration) *State {
+	st.Listeners[0].Services[0].Requests.Duration = durations(ds...)
+	return st
+}
+
+// samePoint compares points, the float32 measures to within 1e-4
+// (interpolation in float64, stored in float32).
+func samePoint(a, b Point) bool {
+	near := func(x, y float32) bool { return x-y < 1e-4 && y-x < 1e-4 }
+	return a.TimeMS == b.TimeMS && near(a.RPS, b.RPS) && near(a.EPS, b.EPS) && near(a.MeanMS, b.MeanMS) &&
+		near(a.P50MS, b.P50MS) && near(a.P99MS, b.P99MS) && near(a.Active, b.Active)
+}
+
+// quantileMS reads a histogram as Prometheus' histogram_quantile does.
+func TestBucketsQuantile(t *testing.T) {
+	tests := []struct {
+		name string
+		ds   []time.Duration
+		q    float64
+		want float32
+	}{
+		{"first bucket interpolates from 0", repeat(4, 10*time.Microsecond), 0.5, 0.025},
+		{"median inside one bucket", repeat(10, 3*time.Millisecond), 0.5, 3.75},
+		{"median of two buckets is the lower one's top", append(repeat(5, 200*time.Microsecond), repeat(5, 20*time.Millisecond)...), 0.5, 0.25},
+		{"p99 lands in the upper bucket", append(repeat(98, 200*time.Microsecond), repeat(2, 20*time.Millisecond)...), 0.99, 17.5},
+		{"above every bound reads as the highest", repeat(3, time.Minute), 0.99, 30000},
+		{"a bound's own value is in its bucket", repeat(2, time.Millisecond), 0.5, 0.75},
 	}
-	// The window is the new mean (1000) and the 59 before it (42..100).
-	p50, p99 := s.quantiles(1000)
-	if p50 != 72 || p99 != 1000 {
-		t.Errorf("p50, p99 = %v, %v; want 72, 1000", p50, p99)
-	}
-	var empty series
-	if p50, p99 := empty.quantiles(-1); p50 != -1 || p99 != -1 {
-		t.Errorf("no means: %v, %v", p50, p99)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := durations(tc.ds...)
+			b := bucketsOf(&h)
+			if got := b.quantileMS(tc.q); got-tc.want > 1e-4 || tc.want-got > 1e-4 {
+				t.Errorf("q%v = %v ms, want %v", tc.q, got, tc.want)
+			}
+		})
 	}
 }
 
