@@ -9,7 +9,8 @@ import (
 
 // Events is a bounded, in-memory timeline of what happened to the
 // running configuration: backends going down and up (with the probe's
-// reason), enable/disable (with who asked), reloads and binary upgrades.
+// reason), enable/disable (with who asked), reloads and binary upgrades,
+// and what the sampler finds by comparing seconds (history_events.go).
 // The dashboard shows it newest first. It is written on state changes
 // only, never on the request path, and holds the last EventsCap events:
 // an old event falls off when a new one comes.

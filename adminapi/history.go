@@ -164,11 +164,19 @@ type Observer struct {
 	series map[string]*series
 	tick   uint64
 	last   time.Time
+
+	// What the timeline events found by sampling compare with
+	// (history_events.go): TBF refusal counters, by scope and index;
+	// the cluster members and the Redis link of the last sample (nil
+	// before the first sample with a cluster).
+	tbfs    map[string]*tbfWatch
+	members map[string]bool
+	redisUp bool
 }
 
 // NewObserver returns an Observer with an empty timeline and history.
 func NewObserver() *Observer {
-	return &Observer{Events: &Events{}, series: map[string]*series{}}
+	return &Observer{Events: &Events{}, series: map[string]*series{}, tbfs: map[string]*tbfWatch{}}
 }
 
 // Run samples c every second until ctx ends.
@@ -199,6 +207,7 @@ func (o *Observer) Sample(st *State, now time.Time) {
 	visit := func(li int, svcs []Service) {
 		for si := range svcs {
 			s := &svcs[si]
+			o.watchTBFs(ServiceKey(li, si), scopeName(st, li, si), s.Limits.RateLimits, now)
 			sum := counters{durations: bucketsOf(&s.Requests.Duration)}
 			for bi := range s.Backends {
 				c := backendCounters(&s.Backends[bi])
@@ -209,12 +218,20 @@ func (o *Observer) Sample(st *State, now time.Time) {
 		}
 	}
 	for li := range st.Listeners {
-		visit(li, st.Listeners[li].Services)
+		l := &st.Listeners[li]
+		o.watchTBFs(strconv.Itoa(li), "listener "+listenerName(l, li), l.Limits.RateLimits, now)
+		visit(li, l.Services)
 	}
 	visit(-1, st.Services)
+	o.watchCluster(st.Cluster, now)
 	for k, s := range o.series {
 		if s.seen != o.tick {
 			delete(o.series, k)
+		}
+	}
+	for k, w := range o.tbfs {
+		if w.seen != o.tick {
+			delete(o.tbfs, k)
 		}
 	}
 }
