@@ -83,29 +83,37 @@ func (o *Observer) watchTBFs(prefix, scope string, rls []RateLimit, now time.Tim
 }
 
 // watchCluster records members joining and leaving and this instance's
-// Redis going and coming back. The first sample only learns who is
-// there: members present at start did not join.
+// Redis going and coming back. A member is a peer heard from within
+// three heartbeats (ClusterNode.Connected): the cluster keeps peers it
+// no longer hears from listed, with their last contact. The first
+// sample only learns who is there: members present at start did not
+// join.
 func (o *Observer) watchCluster(c *ClusterStatus, now time.Time) {
 	if c == nil {
 		return
 	}
 	at := now.UnixMilli()
 	members := make(map[string]bool, len(c.Nodes))
+	lastContact := make(map[string]time.Time, len(c.Nodes))
 	for i := range c.Nodes {
 		if n := &c.Nodes[i]; !n.Self {
-			members[n.Name] = true
+			members[n.Name] = n.Connected
+			lastContact[n.Name] = n.LastContact
 		}
 	}
 	if o.members != nil {
-		for name := range members {
-			if !o.members[name] {
+		for name, up := range members {
+			if up && !o.members[name] {
 				o.Events.Add(Event{TimeMS: at, Kind: EventJoin, Object: "cluster member " + strconv.Quote(name)})
 			}
 		}
-		for name := range o.members {
-			if !members[name] {
-				o.Events.Add(Event{TimeMS: at, Kind: EventLeave, Object: "cluster member " + strconv.Quote(name),
-					Detail: "no longer heard from"})
+		for name, up := range o.members {
+			if up && !members[name] {
+				detail := "no longer listed"
+				if lc := lastContact[name]; !lc.IsZero() {
+					detail = "not heard from since " + lc.UTC().Format("15:04:05.000")
+				}
+				o.Events.Add(Event{TimeMS: at, Kind: EventLeave, Object: "cluster member " + strconv.Quote(name), Detail: detail})
 			}
 		}
 		if o.redisUp != c.Connected {

@@ -60,7 +60,8 @@ func TestTimelineTBFRefusals(t *testing.T) {
 	}
 }
 
-// clusterState is a State of a cluster member "self" that sees peers.
+// clusterState is a State of a cluster member "self" that hears from
+// peers; a peer named "-name" is listed but no longer heard from.
 func clusterState(connected bool, peers ...string) *State {
 	c := &ClusterStatus{Node: "self", Redis: "127.0.0.1:6379", Connected: connected,
 		Nodes: []ClusterNode{{Name: "self", Self: true}}}
@@ -68,7 +69,12 @@ func clusterState(connected bool, peers ...string) *State {
 		c.LastError = "dial tcp 127.0.0.1:6379: connect: connection refused"
 	}
 	for _, p := range peers {
-		c.Nodes = append(c.Nodes, ClusterNode{Name: p})
+		name, silent := strings.CutPrefix(p, "-")
+		n := ClusterNode{Name: name, Connected: !silent}
+		if silent {
+			n.LastContact = time.Date(2026, 12, 5, 3, 4, 5, 6e6, time.UTC)
+		}
+		c.Nodes = append(c.Nodes, n)
 	}
 	return &State{Cluster: c}
 }
@@ -81,7 +87,11 @@ func TestTimelineCluster(t *testing.T) {
 	}{
 		{"members at start did not join", []*State{clusterState(true, "b", "c"), clusterState(true, "b", "c")}, nil},
 		{"join and leave", []*State{clusterState(true, "b"), clusterState(true, "b", "c"), clusterState(true, "c")},
-			[]string{`join|cluster member "c"|`, `leave|cluster member "b"|no longer heard from`}},
+			[]string{`join|cluster member "c"|`, `leave|cluster member "b"|no longer listed`}},
+		{"a member no longer heard from left, and joins when heard again", []*State{
+			clusterState(true, "b"), clusterState(true, "-b"), clusterState(true, "-b"), clusterState(true, "b")},
+			[]string{`leave|cluster member "b"|not heard from since 03:04:05.006`, `join|cluster member "b"|`}},
+		{"a member listed but silent at start never joined", []*State{clusterState(true, "-b"), clusterState(true, "-b")}, nil},
 		{"Redis lost and back", []*State{clusterState(true), clusterState(false), clusterState(false), clusterState(true)},
 			[]string{"cluster|Redis 127.0.0.1:6379|unreachable: dial tcp 127.0.0.1:6379: connect: connection refused",
 				"cluster|Redis 127.0.0.1:6379|reachable again"}},

@@ -311,6 +311,25 @@ func TestCluster(t *testing.T) {
 			}
 			return true
 		})
+		// a's dashboard timeline: d joined; killed, d leaves once not
+		// heard from for three heartbeats.
+		timelineEvent(t, a.ctl, "join", `cluster member "d"`, 5*time.Second)
+		d.kill()
+		timelineEvent(t, a.ctl, "leave", `cluster member "d"`, 8*time.Second)
+	})
+}
+
+// timelineEvent waits up to d for the dashboard timeline on sock to hold
+// an event of kind about object.
+func timelineEvent(t *testing.T, sock, kind, object string, d time.Duration) {
+	t.Helper()
+	poll(t, d, kind+" "+object+" in the timeline", func() bool {
+		for _, ev := range readHistory(t, sock).Events {
+			if ev.Kind == kind && ev.Object == object {
+				return true
+			}
+		}
+		return false
 	})
 }
 
