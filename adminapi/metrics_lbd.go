@@ -14,6 +14,7 @@ var lbdFamilies = []metricFamily{
 	{name: "lbd_build_info", typ: "gauge", help: "Always 1; the labels say which lbd this is and the Go release it was built with."},
 	{name: "lbd_start_time_seconds", typ: "gauge", unit: "seconds", help: "When this process started, in seconds since the Unix epoch."},
 	{name: "lbd_started_by_upgrade", typ: "gauge", help: "1 when this process took over from a previous one by a binary upgrade, 0 when it started afresh."},
+	{name: "lbd_upgrades", typ: "counter", help: "Binary upgrades that led to this process; each process hands the count to the next, so it survives the upgrades it counts."},
 	{name: "lbd_reloads", typ: "counter", help: "Reloads of the configuration file (SIGHUP, the control API), by result: success or failure."},
 	{name: "lbd_listener_connections", typ: "gauge", help: "Client connections a listener has open now."},
 	{name: "lbd_listener_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per listener."},
@@ -45,6 +46,7 @@ func (e *exposition) lbdCore(c *Core) {
 	start := c.Timestamp.Add(-c.Uptime)
 	e.add("lbd_start_time_seconds", "", nil, strconv.FormatFloat(float64(start.UnixMicro())/1e6, 'f', -1, 64))
 	e.add("lbd_started_by_upgrade", "", nil, boolValue(c.StartedByUpgrade))
+	e.add("lbd_upgrades", "_total", nil, strconv.FormatUint(c.Upgrades, 10))
 	e.add("lbd_reloads", "_total", [][2]string{{"result", "success"}}, strconv.FormatUint(c.Reloads, 10))
 	e.add("lbd_reloads", "_total", [][2]string{{"result", "failure"}}, strconv.FormatUint(c.ReloadFailures, 10))
 }

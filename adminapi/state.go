@@ -56,6 +56,9 @@ type Core struct {
 	// StartedByUpgrade: the process took over from a previous one by a
 	// binary upgrade instead of starting afresh.
 	StartedByUpgrade bool
+	// Upgrades counts the binary upgrades that led to this process,
+	// carried from process to process by the hand-over.
+	Upgrades uint64
 }
 
 // Workers describes the worker pool (Pound "workers" object).

@@ -81,6 +81,9 @@ type Engine struct {
 	// upgraded: this process took over from a previous one by a binary
 	// upgrade (lbd_started_by_upgrade).
 	upgraded atomic.Bool
+	// upgrades counts the binary upgrades that led to this process, as
+	// handed over by the previous one (lbd_upgrades_total).
+	upgrades atomic.Uint64
 }
 
 // server is one bound listening socket and its proxy server.

@@ -141,7 +141,7 @@ func (e *Engine) Sockets() []Socket {
 func (e *Engine) Handoff() *handoff.State {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	st := &handoff.State{Version: handoff.Version}
+	st := &handoff.State{Version: handoff.Version, Upgrades: e.upgrades.Load()}
 	for _, s := range e.servers {
 		st.Listeners = append(st.Listeners, handoff.Listener{Key: s.key, Enabled: s.srv.Enabled()})
 	}
@@ -216,6 +216,7 @@ func (e *Engine) restoreLocked(st *handoff.State) {
 	}
 	e.runtime.restore(st)
 	e.upgraded.Store(true)
+	e.upgrades.Store(st.Upgrades + 1)
 	log.Infof("handoff: state of pid %d restored (%d sessions)", st.PID, restored)
 }
 

@@ -64,7 +64,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 		Core: adminapi.Core{
 			Version: Version, GoVersion: runtime.Version(), PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
 			Workers: workers(int(active(servers)), g.cfg),
-			Reloads: e.reloads[0].Load(), ReloadFailures: e.reloads[1].Load(), StartedByUpgrade: e.upgraded.Load(),
+			Reloads: e.reloads[0].Load(), ReloadFailures: e.reloads[1].Load(), StartedByUpgrade: e.upgraded.Load(), Upgrades: e.upgrades.Load(),
 		},
 		LogLevel: g.cfg.LogLevel,
 		Cluster:  e.clusterStatus(),

@@ -269,6 +269,25 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	}
 
 	checkCarriedOver(t, before, getZService(t, zsock), a, b, c, d)
+
+	// The fifth process counts the four upgrades that led to it.
+	_, metrics := unixDo(t, ctl, http.MethodGet, "/metrics", "")
+	for _, want := range []string{"\nlbd_upgrades_total 4\n", "\nlbd_started_by_upgrade 1\n"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics after four upgrades lack %q:\n%s", strings.TrimSpace(want), grepLines(metrics, "upgrade"))
+		}
+	}
+}
+
+// grepLines returns the lines of text that contain s.
+func grepLines(text, s string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // upgradeFourTimes replaces the lbd whose pid is first four times, the

@@ -67,6 +67,12 @@ type State struct {
 	Settings []BackendSettings `json:"backend_settings,omitempty"`
 	// DisabledMatrices are the dynamic backends an operator disabled.
 	DisabledMatrices []string `json:"disabled_matrices,omitempty"`
+	// Upgrades is the number of binary upgrades that led to the process
+	// handing over (0 when it started afresh): the new process counts
+	// one more, so lbd_upgrades_total survives the hand-over that a
+	// process-local counter would restart at every step. Absent from an
+	// older lbd's document, read as 0.
+	Upgrades uint64 `json:"upgrades,omitempty"`
 }
 
 // Socket is one passed descriptor.
