@@ -94,20 +94,24 @@ func (d *dynamic) setResolver(rc *config.Resolver) {
 	if d.res != nil && d.rcfg == want {
 		return
 	}
+	// The resolver's messages name the Resolver section that set it up
+	// (none for the defaults); a reload that moves the same settings
+	// keeps the resolver, and the position it was built from.
+	log := d.log.WithFields(StatementSource(rc.Pos))
 	text := want.ConfigText
 	if want.ConfigText == "" && want.ConfigFile == "" {
 		data, err := os.ReadFile("/etc/resolv.conf")
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			d.log.Warnf("resolver: %v", err)
+			log.Warnf("resolver: %v", err)
 		}
 		text = string(data)
 	}
 	conf, warns := resolver.ParseConf(text)
 	for _, w := range warns {
-		d.log.Warnf("resolver configuration: %s", w)
+		log.Warnf("resolver configuration: %s", w)
 	}
 	d.res = resolver.New(resolver.Options{Conf: conf, CNAMEChain: want.CNAMEChain, Rewrite: d.rewrite,
-		Debug: want.Debug, Log: d.log})
+		Debug: want.Debug, Log: log})
 	d.rcfg, d.retry = want, time.Duration(want.RetryInterval)
 }
 

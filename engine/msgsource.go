@@ -38,6 +38,26 @@ func listenerName(l *config.Listener) string {
 	return net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 }
 
+// listenerSource is the source of a listener's own messages (its
+// certificates being reloaded or kept): its name and its statement.
+func listenerSource(l *config.Listener) logrus.Fields {
+	f := logrus.Fields{msglog.Listener: listenerName(l)}
+	if p := configPos(l.Pos); p != "" {
+		f[msglog.Config] = p
+	}
+	return f
+}
+
+// StatementSource is the source of the messages about a section that
+// is no listener, service or backend (Cluster, Resolver): its
+// configuration statement, when known.
+func StatementSource(pos config.Locus) logrus.Fields {
+	if p := configPos(pos); p != "" {
+		return logrus.Fields{msglog.Config: p}
+	}
+	return logrus.Fields{}
+}
+
 // stmtError is an error about a configuration statement that is no
 // parser diagnostic (a socket a listener cannot bind): its text starts
 // with the position, as before, and ErrorFields finds the statement.

@@ -66,7 +66,7 @@ func (e *Engine) bind(l *config.Listener, key string) (ln, raw net.Listener, err
 		return nil, nil, err
 	}
 	if l.HTTPS {
-		return listener.NewTLS(raw, e.opts.Log), raw, nil
+		return listener.NewTLS(raw, e.opts.Log.WithFields(listenerSource(l))), raw, nil
 	}
 	return raw, raw, nil
 }

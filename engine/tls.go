@@ -13,7 +13,6 @@ import (
 
 	"lbd/backend"
 	"lbd/config"
-	"lbd/internal/msglog"
 	"lbd/listener"
 	"lbd/openssl"
 )
@@ -35,7 +34,7 @@ func configureTLS(servers []*server, cfg *config.Config, log *logrus.Logger) {
 		}
 		if err := tl.Configure(cfg, cfg.Listeners[i]); err != nil {
 			l := cfg.Listeners[i]
-			log.WithFields(logrus.Fields{msglog.Listener: listenerName(l), msglog.Config: configPos(l.Pos)}).Errorf("%s: %v", l.Pos, err)
+			log.WithFields(listenerSource(l)).Errorf("%s: %v", l.Pos, err)
 		}
 	}
 }

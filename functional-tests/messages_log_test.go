@@ -3,6 +3,7 @@ package functionaltests
 import (
 	"encoding/json"
 	"fmt"
+	"lbd/internal/testpki"
 	"net/http"
 	"os"
 	"os/exec"
@@ -115,7 +116,7 @@ func TestMessageLogJSON(t *testing.T) {
 			}
 			p, stderr := startSplit(t, messagesConfig(live, dead, how.extra), args...)
 			driveEvents(t, p, stderr)
-			lines := parseJSONLines(t, stderr.String())
+			lines := parseJSONLines(t, stderr.String(), 5)
 			find := func(msg string) map[string]any {
 				t.Helper()
 				for _, l := range lines {
@@ -155,8 +156,8 @@ func TestMessageLogJSON(t *testing.T) {
 }
 
 // parseJSONLines parses every line of out as a JSON object with the
-// three fields every message has.
-func parseJSONLines(t *testing.T, out string) []map[string]any {
+// three fields every message has; there must be at least least of them.
+func parseJSONLines(t *testing.T, out string, least int) []map[string]any {
 	t.Helper()
 	var lines []map[string]any
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
@@ -173,7 +174,7 @@ func parseJSONLines(t *testing.T, out string) []map[string]any {
 		}
 		lines = append(lines, m)
 	}
-	if len(lines) < 5 {
+	if len(lines) < least {
 		t.Errorf("only %d lines:\n%s", len(lines), out)
 	}
 	return lines
@@ -211,6 +212,58 @@ func TestMessageLogText(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if !strings.HasPrefix(line, "lbd: ") || strings.Contains(line, "level=") {
 			t.Errorf("not an lbd text line: %q", line)
+		}
+	}
+}
+
+// TestMessageLogSectionSources: the messages of an HTTPS listener's
+// certificate watcher name the listener and its statement, and the
+// cluster's name the Cluster section.
+func TestMessageLogSectionSources(t *testing.T) {
+	r := startRedisServer(t)
+	p := newTLSPKI(t)
+	issue := func(org string) []byte {
+		c, err := testpki.Issue(testpki.Spec{CommonName: "a.test", DNSNames: []string{"a.test"}, Org: org}, p.ca)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.ChainPEM(p.ca)
+	}
+	site := p.write(t, "site.pem", issue("v1"))
+	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	cfg := fmt.Sprintf("MessageFormat json\nDaemon 0\nControl \"ctl.sock\"\n"+
+		"Cluster\n\tNode \"a\"\n\tRedis %q\nEnd\n"+
+		"ListenHTTPS \"front\"\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tCert %q\n\tService\n%s\tEnd\nEnd\n", r.sock, site, be.block())
+	lbd, stderr := startSplit(t, cfg)
+	waitText(t, stderr, "joined through Redis")
+	if err := testpki.WriteFile(site, issue("v2")); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, stderr, "certificate reloaded")
+	lbd.signal(syscall.SIGTERM)
+	if code := lbd.wait(10 * time.Second); code != 0 {
+		t.Fatalf("lbd exited %d:\n%s", code, stderr.String())
+	}
+	lines := parseJSONLines(t, stderr.String(), 4)
+	want := map[string]map[string]any{
+		"joined through Redis": {"config": lbd.cfg + ":4"},
+		"certificate reloaded": {"config": lbd.cfg + ":8", "listener": "front"},
+	}
+	for msg, fields := range want {
+		found := false
+		for _, l := range lines {
+			if !strings.Contains(l["msg"].(string), msg) {
+				continue
+			}
+			found = true
+			for k, v := range fields {
+				if l[k] != v {
+					t.Errorf("%q: %s = %v, want %v (%v)", msg, k, l[k], v, l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no message %q in:\n%s", msg, stderr.String())
 		}
 	}
 }

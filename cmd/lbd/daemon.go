@@ -71,7 +71,7 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 		Listen:     d.priv.listen,
 	}
 	if cfg.Cluster != nil {
-		node, err := cluster.New(cfg.Cluster, log)
+		node, err := cluster.New(cfg.Cluster, log.WithFields(engine.StatementSource(cfg.Cluster.Pos)))
 		if err != nil {
 			return err
 		}
