@@ -2,8 +2,10 @@ package session
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -191,6 +193,64 @@ func BenchmarkRequestKey(b *testing.B) {
 				if e.RequestKey(req, ip, scratch) == nil {
 					b.Fatal("no key")
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkLookupDuringSweep: lookups of live sessions while a sweep
+// removes 500,000 expiring ones from a table of 64 shards, with the
+// sweep holding each shard's lock for the whole shard ("batch=all", as
+// before issue 36) or for sweepBatch sessions at a time. It reports the
+// longest and the 99.9th percentile lookup (wall time: on a busy
+// machine the scheduler adds its own pauses to both).
+func BenchmarkLookupDuringSweep(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		batch int
+	}{{"batch=all", math.MaxInt}, {"batch=" + strconv.Itoa(sweepBatch), sweepBatch}} {
+		b.Run(tc.name, func(b *testing.B) {
+			defer func(old int) { sweepBatch = old }(sweepBatch)
+			sweepBatch = tc.batch
+			live := benchKeys(1000, 1)
+			var waits []time.Duration
+			be := newFakeBackend("b")
+			for b.Loop() {
+				b.StopTimer()
+				clk := newFakeClock()
+				tb := NewTable[*fakeBackend](10*time.Second, 1<<20, clk.Now)
+				for _, k := range benchKeys(500_000, 1_000_000) {
+					tb.Store(k, be)
+				}
+				clk.Advance(8 * time.Second)
+				for _, k := range live {
+					tb.Store(k, be)
+				}
+				clk.Advance(5 * time.Second)
+				b.StartTimer()
+				done := make(chan int)
+				go func() { done <- tb.Sweep(clk.Now()) }()
+			lookups:
+				for i := 0; ; i++ {
+					select {
+					case n := <-done:
+						if n != 500_000 {
+							b.Fatalf("swept %d, want 500000", n)
+						}
+						break lookups
+					default:
+					}
+					t0 := time.Now()
+					if _, ok := tb.Lookup(live[i%len(live)]); !ok {
+						b.Fatal("a live session missed")
+					}
+					waits = append(waits, time.Since(t0))
+				}
+			}
+			slices.Sort(waits)
+			if len(waits) > 0 {
+				b.ReportMetric(float64(waits[len(waits)-1].Microseconds()), "max-µs")
+				b.ReportMetric(float64(waits[len(waits)*999/1000].Microseconds()), "p99.9-µs")
 			}
 		})
 	}

@@ -45,8 +45,7 @@ func (t *Table[V]) told(e *entry[V]) {
 		return
 	}
 	used := e.lastUsed.Load()
-	e.ver = o.o.Stored(e.key, e.value, t.usedTime(e), e.static)
-	e.shared.Store(used)
+	e.setVersion(o.o.Stored(e.key, e.value, t.usedTime(e), e.static), used)
 }
 
 // Apply records a pin learned from a peer: key points to v at version
@@ -64,15 +63,15 @@ func (t *Table[V]) Apply(key string, v V, ver uint64, lastUsed time.Time, static
 	defer s.mu.Unlock()
 	e := s.m[key]
 	if e != nil && !t.expired(e, now) {
-		if e.ver > ver || (e.ver == ver && (e.value == v || tie == nil || !tie(e.value))) {
+		if cur := e.version(); cur > ver || (cur == ver && (e.value == v || tie == nil || !tie(e.value))) {
 			return false
 		}
 		if e.value == v && !static && !e.static && e.lastUsed.Load() > used {
 			used = e.lastUsed.Load() // a re-pin to the same value keeps the later use
 		}
-		e.value, e.static, e.ver = v, static, ver
+		e.value, e.static = v, static
 		e.lastUsed.Store(used)
-		e.shared.Store(used)
+		e.setVersion(ver, used)
 		return true
 	}
 	if e != nil {
@@ -82,8 +81,7 @@ func (t *Table[V]) Apply(key string, v V, ver uint64, lastUsed time.Time, static
 		return false // already expired here
 	}
 	e = t.insert(s, key, v, used, static, now)
-	e.ver = ver
-	e.shared.Store(used)
+	e.setVersion(ver, used)
 	return true
 }
 
@@ -95,7 +93,7 @@ func (t *Table[V]) ApplyDelete(key string, ver uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.m[key]
-	if e == nil || e.ver > ver {
+	if e == nil || e.version() > ver {
 		return false
 	}
 	s.remove(e)
@@ -112,7 +110,7 @@ func (t *Table[V]) DropOlder(ver uint64, match func(V) bool) int {
 		s.mu.Lock()
 		for e := s.head; e != nil; {
 			next := e.next
-			if e.ver < ver && (match == nil || match(e.value)) {
+			if e.version() < ver && (match == nil || match(e.value)) {
 				s.remove(e)
 				dropped++
 			}
@@ -140,8 +138,8 @@ func (t *Table[V]) Touch(key string, v V, lastUsed time.Time) bool {
 	if e.lastUsed.Load() < used {
 		e.lastUsed.Store(used)
 	}
-	if e.shared.Load() < used {
-		e.shared.Store(used)
+	if c := e.clustered(); c.shared.Load() < used {
+		c.shared.Store(used)
 	}
 	return true
 }
@@ -166,7 +164,7 @@ func (t *Table[V]) Range(fn func(Entry[V]) bool) {
 		s.mu.RLock()
 		for e := s.head; e != nil; e = e.next {
 			if !t.expired(e, now) {
-				buf = append(buf, Entry[V]{Key: e.key, Value: e.value, Version: e.ver, LastUsed: t.usedTime(e)})
+				buf = append(buf, Entry[V]{Key: e.key, Value: e.value, Version: e.version(), LastUsed: t.usedTime(e)})
 			}
 		}
 		s.mu.RUnlock()
@@ -189,11 +187,11 @@ func (t *Table[V]) CollectUsed(buf []Entry[V]) []Entry[V] {
 		s.mu.RLock()
 		for e := s.head; e != nil; e = e.next {
 			used := e.lastUsed.Load()
-			if e.static || t.expired(e, now) || used <= e.shared.Load() {
+			if e.static || t.expired(e, now) || used <= e.sharedUse() {
 				continue
 			}
-			e.shared.Store(used)
-			buf = append(buf, Entry[V]{Key: e.key, Value: e.value, Version: e.ver, LastUsed: t.base.Add(time.Duration(used))})
+			e.clustered().shared.Store(used)
+			buf = append(buf, Entry[V]{Key: e.key, Value: e.value, Version: e.version(), LastUsed: t.base.Add(time.Duration(used))})
 		}
 		s.mu.RUnlock()
 	}

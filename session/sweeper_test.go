@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -66,4 +67,40 @@ func TestSweeperContextEndsGoroutine(t *testing.T) {
 		synctest.Wait()
 	})
 	goleak.VerifyNone(t)
+}
+
+// A sweep works in batches and lets the shard's lock go between them:
+// a lookup made between two batches gets through (it would deadlock if
+// the sweep held the lock), and the sweep still removes exactly the
+// expired sessions and keeps the live ones.
+func TestSweepInBatches(t *testing.T) {
+	defer func(b int) { sweepBatch, betweenBatches = b, nil }(sweepBatch)
+	sweepBatch = 3
+	clk := newFakeClock()
+	tb := NewTable[string](10*time.Second, 100, clk.Now) // one shard
+	for i := range 10 {
+		tb.Store([]byte(fmt.Sprintf("old-%d", i)), "b")
+	}
+	clk.Advance(8 * time.Second)
+	for i := range 2 {
+		tb.Store([]byte(fmt.Sprintf("new-%d", i)), "b")
+	}
+	clk.Advance(5 * time.Second) // old-*: idle 13 s, expired; new-*: 5 s
+	yields := 0
+	betweenBatches = func() {
+		yields++
+		if _, ok := tb.Lookup([]byte("new-0")); !ok {
+			t.Error("a live session missed between two batches")
+		}
+	}
+	if n := tb.Sweep(clk.Now()); n != 10 {
+		t.Errorf("Sweep removed %d, want the 10 expired", n)
+	}
+	// 10 candidates in batches of 3: the lock let go after 3, 6 and 9.
+	if yields != 3 {
+		t.Errorf("lock let go %d times, want 3", yields)
+	}
+	if tb.Len() != 2 {
+		t.Errorf("Len = %d after the sweep, want the 2 live sessions", tb.Len())
+	}
 }

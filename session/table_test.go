@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 const testTTL = 10 * time.Second
@@ -282,5 +283,14 @@ func TestCapBoundsManyShards(t *testing.T) {
 				t.Fatalf("newest session %q evicted", key)
 			}
 		})
+	}
+}
+
+// An entry must stay within Go's 80-byte size class: one more field
+// would put a million sessions 16 MB higher (issue 36 bounds a session
+// at 150 bytes beyond its key; BenchmarkMemory1M measures the whole).
+func TestEntrySizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(entry[*fakeBackend]{}); n > 80 {
+		t.Errorf("entry is %d bytes, above the 80-byte size class", n)
 	}
 }
