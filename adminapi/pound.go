@@ -69,6 +69,9 @@ func NewPoundHandler(c Controller) http.Handler {
 		{http.MethodPatch, "/config{slash:/?}", a.reload},
 		{get, "/cluster" + restVar, a.cluster},
 	}
+	// A service's sessions, paged (session_page.go); before the routes,
+	// whose GET /listener would read "sessions" as a backend.
+	r.Methods(get).Path("/listener{rest:/[^/]+/[^/]+}/sessions").HandlerFunc(a.poundSessionPage)
 	for _, rt := range routes {
 		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))
 	}
@@ -115,7 +118,12 @@ func (a *poundAPI) wrap(fn poundFunc) http.Handler {
 			poundRefuse(w, r, errIndent)
 			return
 		}
-		q := &poundReq{r: r, rest: mux.Vars(r)["rest"], view: newPoundView(a.c.State())}
+		view, e := a.view(r)
+		if e != nil {
+			poundRefuse(w, r, e)
+			return
+		}
+		q := &poundReq{r: r, rest: mux.Vars(r)["rest"], view: view}
 		v, e := fn(q)
 		if e != nil {
 			poundRefuse(w, r, e)
@@ -123,6 +131,22 @@ func (a *poundAPI) wrap(fn poundFunc) http.Handler {
 		}
 		writePoundReply(w, "application/json", encodeJSON(v, poundStyle(indent)))
 	})
+}
+
+// view takes the snapshot a request needs: the whole State, or with
+// ?sessions=count (an lbd extension) a Summary whose services show
+// their session counts instead of copying every session.
+func (a *poundAPI) view(r *http.Request) (*poundView, *apiError) {
+	mode, ok := queryParam(r.URL.RawQuery, "sessions")
+	switch {
+	case !ok:
+		return newPoundView(a.c.State()), nil
+	case mode == "count":
+		v := newPoundView(summary(a.c))
+		v.opts.countSessions = true
+		return v, nil
+	}
+	return nil, refuse(http.StatusBadRequest, "sessions=%s: the one value is count (the sessions themselves: GET /listener/L/S/sessions)", mode)
 }
 
 // errIndent refuses a bad ?indent.

@@ -41,7 +41,12 @@ func (a *poundAPI) wrapExt(fn poundExtFunc) http.Handler {
 			writeRefusal(w, errIndent)
 			return
 		}
-		q := &poundReq{r: r, rest: mux.Vars(r)["rest"], view: newPoundView(a.c.State())}
+		view, e := a.view(r)
+		if e != nil {
+			writeRefusal(w, e)
+			return
+		}
+		q := &poundReq{r: r, rest: mux.Vars(r)["rest"], view: view}
 		v, e := fn(q)
 		switch {
 		case e == nil:
@@ -88,7 +93,7 @@ func (a *poundAPI) deleteBackend(q *poundReq) (any, *apiError) {
 	if err := a.c.RemoveBackend(q.view.ref(t)); err != nil {
 		return nil, poundControllerRefusal(err)
 	}
-	return a.serviceAfter(t)
+	return a.serviceAfter(q, t)
 }
 
 // backendTarget resolves the object path of a backend endpoint; a path

@@ -108,7 +108,7 @@ func (a *poundAPI) addSession(q *poundReq) (any, *apiError) {
 	if err := a.c.AddSession(ref, SessionSpec{Key: key, Backend: t.be}); err != nil {
 		return nil, sessionRefusal(q, err)
 	}
-	return a.serviceAfter(t)
+	return a.serviceAfter(q, t)
 }
 
 // deleteSession is DELETE /session/L/S?key=K. Like Pound, deleting a key
@@ -129,7 +129,7 @@ func (a *poundAPI) deleteSession(q *poundReq) (any, *apiError) {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, sessionRefusal(q, err)
 	}
-	return a.serviceAfter(t)
+	return a.serviceAfter(q, t)
 }
 
 // sessionRefusal is a failed session change, naming the object as the
@@ -158,13 +158,17 @@ func (a *poundAPI) sessionTarget(q *poundReq) (poundTarget, *apiError) {
 }
 
 // serviceAfter serialises the target's service from a fresh snapshot, so
-// the reply shows the change just made.
-func (a *poundAPI) serviceAfter(t poundTarget) (any, *apiError) {
-	v := newPoundView(a.c.State())
+// the reply shows the change just made (in the form the request asked
+// for: ?sessions=count gives the count, not the table).
+func (a *poundAPI) serviceAfter(q *poundReq, t poundTarget) (any, *apiError) {
+	v, e := a.view(q.r)
+	if e != nil {
+		return nil, e
+	}
 	if t.lst >= len(v.listeners) || t.svc >= len(v.services(t.lst)) {
 		return nil, errGone
 	}
-	return poundService(&v.services(t.lst)[t.svc], v.st.BackendStats), nil
+	return poundService(&v.services(t.lst)[t.svc], v.opts), nil
 }
 
 // errGone is a change whose object a concurrent reload removed.

@@ -22,11 +22,21 @@ type poundView struct {
 	st        *State
 	listeners []Listener
 	control   bool // listeners[0] is the synthesised control listener
+	opts      poundOpts
+}
+
+// poundOpts are how a view serialises services and backends.
+type poundOpts struct {
+	stats bool // backend statistics (Pound's -S)
+	// countSessions: a service shows "session_count" instead of its
+	// "sessions" list (?sessions=count, an lbd extension: a listing that
+	// does not copy a table of a million sessions).
+	countSessions bool
 }
 
 // newPoundView wraps a snapshot, synthesising the control listener.
 func newPoundView(st *State) *poundView {
-	v := &poundView{st: st, listeners: st.Listeners}
+	v := &poundView{st: st, listeners: st.Listeners, opts: poundOpts{stats: st.BackendStats}}
 	if st.ControlSocket != "" {
 		v.control = true
 		v.listeners = make([]Listener, 0, len(st.Listeners)+1)
@@ -250,9 +260,9 @@ func (v *poundView) object(t poundTarget) jobject {
 	}
 	svc := &v.services(t.lst)[t.svc]
 	if t.be < 0 {
-		return poundService(svc, v.st.BackendStats)
+		return poundService(svc, v.opts)
 	}
-	return poundBackend(&svc.Backends[t.be], v.st.BackendStats)
+	return poundBackend(&svc.Backends[t.be], v.opts.stats)
 }
 
 // all is Pound's full listing (GET /).
@@ -265,7 +275,7 @@ func (v *poundView) all() jobject {
 		add("core", poundCore(&v.st.Core)).
 		add("kind", "pound").
 		add("listeners", ls).
-		add("services", poundServices(v.st.Services, v.st.BackendStats))
+		add("services", poundServices(v.st.Services, v.opts))
 }
 
 // poundCore is GET /core.
@@ -293,7 +303,7 @@ func (v *poundView) listener(l *Listener) jobject {
 		add("enabled", l.Enabled).
 		add("kind", "listener").
 		add("name", strOrNull(l.Name)).
-		add("services", poundServices(l.Services, v.st.BackendStats))
+		add("services", poundServices(l.Services, v.opts))
 	if l.HTTPS {
 		o = o.add("nohttps11", l.NoHTTPS11)
 	}
@@ -337,43 +347,52 @@ func poundAddress(l *Listener) string {
 	return net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 }
 
-func poundServices(svcs []Service, stats bool) jarray {
+func poundServices(svcs []Service, o poundOpts) jarray {
 	a := make(jarray, len(svcs))
 	for i := range svcs {
-		a[i] = poundService(&svcs[i], stats)
+		a[i] = poundService(&svcs[i], o)
+	}
+	return a
+}
+
+// poundSessions serialises sessions as Pound lists them in a service.
+func poundSessions(ss []Session) jarray {
+	a := make(jarray, len(ss))
+	for i, x := range ss {
+		a[i] = jobject{}.
+			add("backend", x.Backend).
+			add("expire", x.Expire.Format(poundTimeFormat)).
+			add("key", x.Key)
 	}
 	return a
 }
 
 // poundService serialises a service; sessions are null without a session
 // type and backends null when there are none, as in Pound.
-func poundService(s *Service, stats bool) jobject {
+func poundService(s *Service, o poundOpts) jobject {
 	var backends any
 	if len(s.Backends) > 0 {
 		a := make(jarray, len(s.Backends))
 		for i := range s.Backends {
-			a[i] = poundBackend(&s.Backends[i], stats)
+			a[i] = poundBackend(&s.Backends[i], o.stats)
 		}
 		backends = a
 	}
-	var sessions any
-	if s.sessionType() != "NONE" {
-		a := make(jarray, len(s.Sessions))
-		for i, ss := range s.Sessions {
-			a[i] = jobject{}.
-				add("backend", ss.Backend).
-				add("expire", ss.Expire.Format(poundTimeFormat)).
-				add("key", ss.Key)
-		}
-		sessions = a
+	obj := jobject{}
+	switch {
+	case s.sessionType() == "NONE" && !o.countSessions:
+		obj = obj.add("sessions", nil)
+	case o.countSessions:
+		obj = obj.add("session_count", max(s.SessionCount, len(s.Sessions)))
+	default:
+		obj = obj.add("sessions", poundSessions(s.Sessions))
 	}
-	return poundLimits(jobject{}.
+	return poundLimits(obj.
 		add("backends", backends).
 		add("enabled", s.Enabled).
 		add("kind", "service").
 		add("name", strOrNull(s.Name)).
-		add("session_type", s.sessionType()).
-		add("sessions", sessions), &s.Limits)
+		add("session_type", s.sessionType()), &s.Limits)
 }
 
 // poundBackend serialises a backend with its type-specific members.

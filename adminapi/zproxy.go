@@ -98,6 +98,12 @@ func NewZproxyHandler(c Controller) http.Handler {
 		{del, svc + "/sessions", a.deleteSessions},
 		{get, "/cluster", a.getCluster},
 	}
+	// A service's sessions, paged (session_page.go), when the query
+	// asks for a page; without ?limit or ?after, zproxy's whole list.
+	r.Methods(get).Path(svc + "/sessions").MatcherFunc(func(r *http.Request, _ *mux.RouteMatch) bool {
+		q := r.URL.Query()
+		return canPage(c) && (q.Has("limit") || q.Has("after"))
+	}).HandlerFunc(a.zproxySessionPage)
 	for _, rt := range routes {
 		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))
 	}

@@ -176,14 +176,13 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) a
 			v.RedirectCode = sp.Redirect.Code
 		}
 	}
-	offset := len(v.Backends) // Listing indexes start after the special backend
-	index := map[*backend.Backend]int{}
+	offset := len(v.Backends)  // Listing indexes start after the special backend
+	index := backendIndexes(s) // the position each backend gets below
 	for _, en := range s.Listing {
 		if en.Backend == nil {
 			v.Backends = append(v.Backends, e.matrixView(en))
 			continue
 		}
-		index[en.Backend] = len(v.Backends)
 		bv := backendView(en.Backend)
 		bv.CookieKey = s.CookieKey(en.Backend)
 		if en.Parent >= 0 {

@@ -1,7 +1,12 @@
 package lbctl
 
 import (
+	"errors"
+	"net/http"
+
 	"github.com/urfave/cli/v2"
+
+	"lbd/adminapi/client"
 )
 
 // listCommand is poundctl's list, also the command run when none is
@@ -31,11 +36,39 @@ func (r *runner) list(arg string) error {
 	if err != nil {
 		return err
 	}
-	o, reply, err := fetch(cn, p)
+	var o *object
+	var reply []byte
+	if cn.dialect == dialectPound && !r.opt.json && !r.useTemplate() {
+		// The table shows session counts: lbd sends those instead of
+		// tables that may hold millions of sessions.
+		o, reply, err = fetchCounts(cn, p)
+	} else {
+		o, reply, err = fetch(cn, p)
+	}
 	if err != nil {
 		return err
 	}
 	return r.printObject(cn, o, reply)
+}
+
+// fetchCounts is fetch from a Pound socket with ?sessions=count, lbd's
+// extension; a server that refuses it (an lbd before it) is asked again
+// without. Pound itself ignores the parameter and lists the sessions,
+// which the table counts.
+func fetchCounts(cn *conn, p objPath) (*object, []byte, error) {
+	if p.level() == levelListener && p.segs[0] == "-" {
+		p = objPath{}
+	}
+	reply, err := cn.get("/listener" + p.pound() + "?sessions=count")
+	var se *client.StatusError
+	if errors.As(err, &se) && se.Status == http.StatusBadRequest {
+		return fetch(cn, p)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := decodePound(p, reply)
+	return o, reply, err
 }
 
 // fetch gets the object at p: GET /listener/L/S/B from Pound, the matching

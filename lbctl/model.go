@@ -65,6 +65,9 @@ type service struct {
 	Name        *string   `json:"name"`
 	SessionType string    `json:"session_type"`
 	Sessions    []session `json:"sessions"`
+	// SessionCount replaces Sessions in a listing asked for with
+	// ?sessions=count (lbd's extension); nil otherwise.
+	SessionCount *int `json:"session_count"`
 	limits
 }
 

@@ -216,6 +216,12 @@ func (r *runner) listSessions(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if cn.dialect == dialectPound && p.level() == levelService && !r.opt.json && !r.useTemplate() {
+		done, err := r.listSessionPages(cn, p)
+		if done || err != nil {
+			return err
+		}
+	}
 	o, reply, err := fetch(cn, p)
 	if err != nil {
 		return err

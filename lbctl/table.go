@@ -104,7 +104,11 @@ func listenerRows(out []row, p objPath, l *listener) []row {
 
 func serviceRows(out []row, p objPath, s *service) []row {
 	sessions := "-"
-	if s.SessionType != "NONE" && s.Sessions != nil {
+	switch {
+	case s.SessionType == "NONE":
+	case s.SessionCount != nil:
+		sessions = strconv.Itoa(*s.SessionCount)
+	case s.Sessions != nil:
 		sessions = strconv.Itoa(len(s.Sessions))
 	}
 	out = append(out, row{

@@ -255,3 +255,34 @@ func BenchmarkLookupDuringSweep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPage1M: one page of 1,000 sessions from a table of 1,000,000
+// (what the control API's paged listing costs lbd per page), against
+// copying the whole table in last-use order (Each: what a whole listing
+// costs).
+func BenchmarkPage1M(b *testing.B) {
+	tb := NewTable[*fakeBackend](time.Hour, 2*benchSessions, nil)
+	be := newFakeBackend("b")
+	for _, k := range benchKeys(benchSessions, 0) {
+		tb.Store(k, be)
+	}
+	b.Run("page of 1000", func(b *testing.B) {
+		after := ""
+		for b.Loop() {
+			page, more := tb.Page(after, 1000)
+			if len(page) != 1000 || !more {
+				b.Fatalf("page of %d, more %v", len(page), more)
+			}
+			after = page[len(page)-1].Key
+		}
+	})
+	b.Run("whole table", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			tb.Each(func(string, *fakeBackend, time.Time) bool { n++; return true })
+			if n != benchSessions {
+				b.Fatalf("%d sessions", n)
+			}
+		}
+	})
+}
