@@ -13,6 +13,7 @@ package edgeauth
 import (
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 )
 
 // Request is what a check reads of the request it judges. The values it
@@ -47,6 +48,22 @@ type Checker interface {
 	// before the identity's lines are added, so that a client cannot
 	// forge them.
 	Strip() []string
+	// Stats counts the access decisions made with the check.
+	Stats() *Stats
+}
+
+// Stats counts decisions: requests let through and refused.
+type Stats struct {
+	Passed, Refused atomic.Int64
+}
+
+// Record counts one decision.
+func (s *Stats) Record(ok bool) {
+	if ok {
+		s.Passed.Add(1)
+	} else {
+		s.Refused.Add(1)
+	}
 }
 
 // Outcome is a check's result: ID when the request is authenticated,

@@ -73,6 +73,7 @@ type JWT struct {
 	jwks   *jwksSource
 	cache  *tokenCache
 	strip  []string
+	stats  Stats
 }
 
 // NewJWT checks cfg and, with a JWKS URL, fetches the key set once: an
@@ -300,3 +301,6 @@ func claimError(err error) string {
 	}
 	return err.Error()
 }
+
+// Stats counts the decisions made with the check.
+func (x *JWT) Stats() *Stats { return &x.stats }
