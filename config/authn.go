@@ -89,6 +89,9 @@ func (b *builder) authnBlock(n *parser.Node, u []unit, kind string, t table[*aut
 		return
 	}
 	ab := &authnBuild{a: &Authn{Pos: Locus(stmtSpan(n)), Name: name.Text, Kind: kind}, node: n}
+	// Known even when it fails, so references to it add no errors of
+	// their own (authnRef).
+	b.authns[name.Text] = ab.a
 	before := len(b.diags)
 	walk(b, t, nil, ab, n.Children)
 	if b.hasErrorsSince(before) {
@@ -103,7 +106,6 @@ func (b *builder) authnBlock(n *parser.Node, u []unit, kind string, t table[*aut
 		b.finishForward(ab)
 	}
 	if ab.a.Checker != nil {
-		b.authns[name.Text] = ab.a
 		b.cfg.Authns = append(b.cfg.Authns, ab.a)
 	}
 }
@@ -127,6 +129,8 @@ func (b *builder) authnRef(a parser.Arg, kind string) *Authn {
 	case x == nil:
 		b.errorf(a.Span, "no authentication named %q is defined above", a.Text)
 		return nil
+	case x.Checker == nil:
+		return nil // its own errors are reported
 	case kind != "" && x.Kind != kind:
 		b.errorf(a.Span, "%q is defined by %s, not by %s", a.Text, authnBlockName(x.Kind), authnBlockName(kind))
 		return nil
