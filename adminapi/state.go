@@ -56,6 +56,15 @@ type Core struct {
 	// StartedByUpgrade: the process took over from a previous one by a
 	// binary upgrade instead of starting afresh.
 	StartedByUpgrade bool
+	// Auth counts the decisions of each edge authentication block
+	// (lbd_auth_decisions_total).
+	Auth []AuthStats
+}
+
+// AuthStats is one JWTAuth, APIKeyAuth or ForwardAuth block's decisions.
+type AuthStats struct {
+	Name, Kind      string
+	Passed, Refused uint64
 }
 
 // Workers describes the worker pool (Pound "workers" object).

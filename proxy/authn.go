@@ -57,3 +57,32 @@ func (c *conn) authRefuse(st *Listener, r *edgeauth.Reply) bool {
 	c.logRequest(st)
 	return false
 }
+
+// authDecides is the access stage in the routing explainer: JWT and API
+// key checks run as they would (they change nothing but the verified
+// token cache); forward authentication is not asked, since a dry run
+// sends nothing anywhere. It reports whether a refusal ends the route.
+func (x *explainer) authDecides(svc *service.Service) bool {
+	c := x.c
+	for _, chk := range svc.Auth {
+		name := "authentication" + quoted(chk.Name())
+		if _, fwd := chk.(*edgeauth.Forward); fwd {
+			x.check(name, true, "forward authentication: not asked in a dry run (the authentication service decides)")
+			continue
+		}
+		out := c.rs.Authenticate(chk, nil)
+		if !out.OK() {
+			x.check(name, false, out.Reason)
+			reason := http.StatusText(out.Reply.Status)
+			x.reply(out.Reply.Status, "authentication", out.Reply.Render(c.req.Minor, reason), name+" refuses the request: "+out.Reason)
+			return true
+		}
+		detail := "passed"
+		if out.ID.Name != "" {
+			detail = "passed as " + out.ID.Name
+		}
+		x.check(name, true, detail)
+		c.rs.ForwardIdentity(chk.Strip(), out.ID)
+	}
+	return false
+}
