@@ -210,3 +210,48 @@ End
 		})
 	}
 }
+
+// TestJWTWithSessions: a service behind Authenticate keeps its sessions;
+// here the session key is the bearer token, so each user sticks to a
+// backend (10 requests each: a random balancer alone would keep all of
+// them on one backend with probability 2^-9).
+func TestJWTWithSessions(t *testing.T) {
+	dir := t.TempDir()
+	k := genKey(t, jose.ES256, "")
+	writeJWKS(t, filepath.Join(dir, "keys.jwks"), k)
+	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	p := startLBD(t, `JWTAuth "api"
+	KeyFile "`+filepath.Join(dir, "keys.jwks")+`"
+End
+ListenHTTP
+	Address 127.0.0.1
+	Port {PORT}
+	Service
+		Authenticate "api"
+		Session
+			Type HEADER
+			ID "Authorization"
+			TTL 300
+		End
+		`+backendBlock(a)+`
+		`+backendBlock(b)+`
+	End
+End
+`)
+	for _, user := range []string{"alice", "bob", "carol"} {
+		tok := k.token(t, map[string]any{"sub": user})
+		first := ""
+		for i := range 10 {
+			resp := getWith(t, p, "/", "Authorization: Bearer "+tok)
+			got := resp.Header.Get("X-Backend")
+			if resp.StatusCode != 200 || got == "" {
+				t.Fatalf("%s: status %d", user, resp.StatusCode)
+			}
+			if i == 0 {
+				first = got
+			} else if got != first {
+				t.Fatalf("%s went to %s, then to %s", user, first, got)
+			}
+		}
+	}
+}

@@ -53,9 +53,7 @@ func (st *State) ForwardIdentity(strip []string, id *edgeauth.Identity) {
 			m.deleteNamed(name)
 		}
 	}
-	for _, l := range id.Lines {
-		m.Lines = append(m.Lines, l)
-	}
+	m.Lines = append(m.Lines, id.Lines...)
 	m.HeadersChanged = true
 }
 
