@@ -410,3 +410,50 @@ func TestEdgeAuthBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestAuthOnLuaResend: a response script that resends the request to
+// another service (http.service.name) passes that service's
+// Authenticate too.
+func TestAuthOnLuaResend(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys.txt")
+	if err := os.WriteFile(keys, []byte(apiKeyLine("acme", "k-acme-1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing, _ := tallyBackend(t, "127.0.0.2", "missing", func(w http.ResponseWriter, _ *http.Request, _ int64) {
+		w.WriteHeader(404)
+	})
+	secure := echoBackend(t, "secure")
+	cfg := luaHead + `Lua
+	Load "retry.lua"
+End
+APIKeyAuth "partners"
+	KeyFile -file "` + keys + `"
+	ForwardName "X-Partner"
+End
+ListenHTTP
+	Address 127.0.0.1
+	Port {PORT}
+	Service "missing"
+		Path "^/missing"
+		Rewrite response
+			LuaModify "retry.elsewhere" "%[header X-Where]"
+		End
+` + indent(backendBlock(missing), 2) + `
+	End
+	Service "secure"
+		Path "^/secure"
+		Authenticate "partners"
+` + indent(backendBlock(secure), 2) + `
+	End
+End
+`
+	p := startLua(t, cfg, map[string]string{"retry.lua": retryLua})
+	if resp := getWith(t, p, "/missing", "X-Where: secure"); resp.StatusCode != 401 || resp.Header.Get("X-Backend") != "" {
+		t.Fatalf("resent without a key: %d from %q", resp.StatusCode, resp.Header.Get("X-Backend"))
+	}
+	resp := getWith(t, p, "/missing", "X-Where: secure", "X-API-Key: k-acme-1")
+	if resp.StatusCode != 200 || resp.Header.Get("X-Backend") != "secure" || resp.Header.Get("X-Got-X-Partner") != "acme" {
+		t.Fatalf("resent with a key: %d from %q, X-Partner %q", resp.StatusCode, resp.Header.Get("X-Backend"), resp.Header.Get("X-Got-X-Partner"))
+	}
+}
