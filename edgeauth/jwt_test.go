@@ -299,3 +299,53 @@ func TestJWKSUnreachableAtStart(t *testing.T) {
 		t.Fatalf("an unverified certificate was accepted: %v", err)
 	}
 }
+
+// TestJWKSRefreshOnLifetime: past JWKSRefresh a request starts one
+// background fetch; tokens of the new set verify once it is in.
+func TestJWKSRefreshOnLifetime(t *testing.T) {
+	a, b := newSigner(t, jose.ES256), newSigner(t, jose.ES256)
+	var mu sync.Mutex
+	serve, fetches := jwksJSON(t, a.jwk(t, "a")), 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fetches++
+		w.Write(serve)
+	}))
+	defer srv.Close()
+	now := t0
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	// MinInterval is long: only the lifetime can cause the second fetch.
+	j, err := NewJWT(JWTConfig{JWKS: &JWKSConfig{URL: srv.URL, Refresh: time.Minute, MinInterval: 30 * time.Second}, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	serve = jwksJSON(t, a.jwk(t, "a"), b.jwk(t, "b"))
+	mu.Unlock()
+	if o := j.Check(bearerReq(a.sign(t, "a", claimsAt(nil))), nil); !o.OK() {
+		t.Fatal(o.Reason)
+	}
+	mu.Lock()
+	if fetches != 1 {
+		t.Fatalf("%d fetches inside the lifetime", fetches)
+	}
+	now = now.Add(61 * time.Second)
+	mu.Unlock()
+	j.Check(bearerReq(a.sign(t, "a", claimsAt(nil))), nil) // starts the background fetch
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if o := j.Check(bearerReq(b.sign(t, "b", claimsAt(nil))), nil); o.OK() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the set was not fetched again after its lifetime")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fetches != 2 {
+		t.Fatalf("%d fetches, want 2", fetches)
+	}
+}

@@ -457,3 +457,70 @@ End
 		t.Fatalf("resent with a key: %d from %q, X-Partner %q", resp.StatusCode, resp.Header.Get("X-Backend"), resp.Header.Get("X-Got-X-Partner"))
 	}
 }
+
+// TestForwardAuthHTTPSAndTimeout: an https authentication service,
+// verified with CAFile, and one that answers after the Timeout (503: the
+// request never goes through). A service whose certificate the CA file
+// does not vouch for refuses too.
+func TestForwardAuthHTTPSAndTimeout(t *testing.T) {
+	var hits sync.Map
+	svc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Store(r.URL.Path, true)
+		if r.URL.Path == "/slow" {
+			time.Sleep(2 * time.Second)
+		}
+		w.Header().Set("X-Auth-User", "tls-user")
+	}))
+	defer svc.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: svc.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	be := echoBackend(t, "app")
+	p := startLBD(t, `ForwardAuth "tls"
+	URL "`+svc.URL+`/ok"
+	CAFile "`+ca+`"
+	ResponseHeaders "X-Auth-User"
+End
+ForwardAuth "slow"
+	URL "`+svc.URL+`/slow"
+	CAFile "`+ca+`"
+	Timeout 1
+End
+ForwardAuth "untrusted"
+	URL "`+svc.URL+`/untrusted"
+End
+ListenHTTP
+	Address 127.0.0.1
+	Port {PORT}
+	Service
+		URL "^/slow"
+		Authenticate "slow"
+		`+backendBlock(be)+`
+	End
+	Service
+		URL "^/untrusted"
+		Authenticate "untrusted"
+		`+backendBlock(be)+`
+	End
+	Service
+		Authenticate "tls"
+		`+backendBlock(be)+`
+	End
+End
+`)
+	if resp := getWith(t, p, "/x"); resp.StatusCode != 200 || resp.Header.Get("X-Got-X-Auth-User") != "tls-user" {
+		t.Fatalf("https service: %d, user %q", resp.StatusCode, resp.Header.Get("X-Got-X-Auth-User"))
+	}
+	// The service would say yes after 2 s: a 503 is the Timeout's.
+	if resp := getWith(t, p, "/slow"); resp.StatusCode != 503 || resp.Header.Get("X-Backend") != "" {
+		t.Fatalf("slow service: %d from %q", resp.StatusCode, resp.Header.Get("X-Backend"))
+	}
+	if resp := getWith(t, p, "/untrusted"); resp.StatusCode != 503 {
+		t.Fatalf("unverified certificate: %d", resp.StatusCode)
+	}
+	if _, asked := hits.Load("/untrusted"); asked {
+		t.Fatal("a request reached the service whose certificate is not trusted")
+	}
+	waitText(t, p.out, "authentication untrusted: authentication service: tls: failed to verify certificate")
+}
