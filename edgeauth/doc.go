@@ -125,8 +125,9 @@ type Reply struct {
 }
 
 // Render writes the reply as an HTTP/1.minor response that closes the
-// connection.
-func (r *Reply) Render(minor int, reason string) []byte {
+// connection; head leaves the body out (the answer to a HEAD request),
+// Content-Length still says its size.
+func (r *Reply) Render(minor int, reason string, head bool) []byte {
 	b := make([]byte, 0, 128+len(r.Body))
 	b = append(b, "HTTP/1."...)
 	b = strconv.AppendInt(b, int64(minor), 10)
@@ -142,5 +143,8 @@ func (r *Reply) Render(minor int, reason string) []byte {
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(len(r.Body)), 10)
 	b = append(b, "\r\nConnection: close\r\n\r\n"...)
+	if head {
+		return b
+	}
 	return append(b, r.Body...)
 }

@@ -140,6 +140,14 @@ func TestJWTRefusals(t *testing.T) {
 			t.Fatalf("status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 	})
+	t.Run("HEAD gets the head only", func(t *testing.T) {
+		raw, closed := rawExchange(t, p.addr, []byte("HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n"), 2*time.Second)
+		head, body, _ := strings.Cut(string(raw), "\r\n\r\n")
+		if !closed || !strings.HasPrefix(head, "HTTP/1.1 401 Unauthorized\r\n") || body != "" ||
+			!strings.Contains(head, "\r\nContent-Length: 17\r\n") {
+			t.Fatalf("closed %v, answer %q", closed, raw)
+		}
+	})
 	t.Run("cookie, query and redirect", func(t *testing.T) {
 		if resp := getWith(t, p, "/web", "Cookie: x=1; at="+good); resp.StatusCode != 200 {
 			t.Fatalf("cookie: status %d", resp.StatusCode)

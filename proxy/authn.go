@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"lbd/edgeauth"
+	"lbd/http1"
 	"lbd/service"
 )
 
@@ -51,7 +52,7 @@ func (c *conn) authRefuse(st *Listener, r *edgeauth.Reply) bool {
 	c.srv.countGenerated(r.Status)
 	c.dl.forWrite(c.nc, c.now, st.Client)
 	c.ex.status, c.ex.gen = r.Status, true
-	if _, err := c.nc.Write(r.Render(c.req.Minor, reason)); err != nil {
+	if _, err := c.nc.Write(r.Render(c.req.Minor, reason, c.req.MethodID == http1.MethodHEAD)); err != nil {
 		c.ex.status = 0
 	}
 	c.logRequest(st)
@@ -74,7 +75,7 @@ func (x *explainer) authDecides(svc *service.Service) bool {
 		if !out.OK() {
 			x.check(name, false, out.Reason)
 			reason := http.StatusText(out.Reply.Status)
-			x.reply(out.Reply.Status, "authentication", out.Reply.Render(c.req.Minor, reason), name+" refuses the request: "+out.Reason)
+			x.reply(out.Reply.Status, "authentication", out.Reply.Render(c.req.Minor, reason, false), name+" refuses the request: "+out.Reason)
 			return true
 		}
 		detail := "passed"
