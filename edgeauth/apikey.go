@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync/atomic"
 )
@@ -158,7 +157,7 @@ func (a *APIKeys) refusal(code string) *Reply {
 	sep := " "
 	if a.cfg.Realm != "" {
 		ch = append(ch, " realm="...)
-		ch = strconv.AppendQuote(ch, a.cfg.Realm)
+		ch = appendQuoted(ch, a.cfg.Realm)
 		sep = ", "
 	}
 	if code != "" {

@@ -3,6 +3,7 @@ package edgeauth
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -37,12 +38,15 @@ func (j *JWT) identity(payload []byte, std *jwt.Claims) (*Identity, *Failure) {
 	}
 	for _, c := range j.cfg.Required {
 		if _, ok := id.claims[c]; !ok {
-			return nil, invalid("the token has no %q claim", c)
+			f := invalid("a required claim is missing")
+			f.detail = fmt.Sprintf("the token has no %q claim", c)
+			return nil, f
 		}
 	}
 	for _, c := range j.cfg.Checks {
 		if !id.Matches(c.Claim, c.Match) {
-			return nil, &Failure{status: 403, code: "insufficient_scope", desc: "claim " + strconv.Quote(c.Claim) + " does not match " + c.Desc}
+			return nil, &Failure{status: 403, code: "insufficient_scope", desc: "the token's claims do not allow this request",
+				detail: "claim " + strconv.Quote(c.Claim) + " does not match " + c.Desc}
 		}
 	}
 	for _, f := range j.cfg.Forward {
@@ -91,6 +95,21 @@ func headerSafe(v []byte) bool {
 	return true
 }
 
+// appendQuoted writes s as an HTTP quoted-string (RFC 9110 §5.6.4):
+// '"' and '\\' escaped, control characters and non-ASCII bytes dropped.
+func appendQuoted(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c >= 0x20 && c <= 0x7e || c == '\t':
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
+
 // refusal is the answer to a request without a valid token: a redirect
 // when one is configured, else 401 (or 403 for insufficient_scope) with
 // the challenge of RFC 6750 §3: no error attribute when the request
@@ -103,12 +122,18 @@ func (j *JWT) refusal(status int, code, desc string) *Reply {
 	sep := " "
 	if j.cfg.Realm != "" {
 		ch = append(ch, ` realm=`...)
-		ch = strconv.AppendQuote(ch, j.cfg.Realm)
+		ch = appendQuoted(ch, j.cfg.Realm)
 		sep = ", "
 	}
 	if code != "" {
-		ch = append(ch, sep+`error="`+code+`", error_description=`...)
-		ch = strconv.AppendQuote(ch, desc)
+		ch = append(ch, sep+`error="`+code+`", error_description="`...)
+		for i := 0; i < len(desc); i++ {
+			// RFC 6750 §3: printable ASCII without '"' and '\'.
+			if c := desc[i]; c >= 0x20 && c <= 0x7e && c != '"' && c != '\\' {
+				ch = append(ch, c)
+			}
+		}
+		ch = append(ch, '"')
 	}
 	body := []byte(strconv.Itoa(status) + " " + map[int]string{401: "Unauthorized", 403: "Forbidden"}[status] + "\n")
 	return &Reply{Status: status, Lines: [][]byte{ch, []byte("Content-Type: text/plain")}, Body: body}

@@ -173,19 +173,27 @@ func (j *JWT) Check(r Request, _ *Exchange) Outcome {
 	}
 	id, ferr := j.Verify(tok)
 	if ferr != nil {
-		return Outcome{Reply: j.refusal(ferr.status, ferr.code, ferr.desc), Reason: ferr.desc}
+		return Outcome{Reply: j.refusal(ferr.status, ferr.code, ferr.desc), Reason: ferr.Error()}
 	}
 	return Outcome{ID: id}
 }
 
-// Failure is why a token was refused, in RFC 6750's terms.
+// Failure is why a token was refused, in RFC 6750's terms: desc is what
+// the client is told (error_description), detail what the log and the
+// routing explainer say when it adds to desc (the key ID, the claim).
 type Failure struct {
 	status int
 	code   string // invalid_token, insufficient_scope
 	desc   string
+	detail string
 }
 
-func (f *Failure) Error() string { return f.desc }
+func (f *Failure) Error() string {
+	if f.detail != "" {
+		return f.detail
+	}
+	return f.desc
+}
 
 func invalid(format string, a ...any) *Failure {
 	return &Failure{status: 401, code: "invalid_token", desc: fmt.Sprintf(format, a...)}
@@ -273,7 +281,9 @@ func (j *JWT) checkSignature(parsed *jwt.JSONWebToken, kid, alg string) ([]byte,
 	}
 	if len(cands) == 0 {
 		if !known {
-			return nil, invalid("unknown key ID %q", kid)
+			f := invalid("unknown key ID")
+			f.detail = fmt.Sprintf("unknown key ID %q", kid)
+			return nil, f
 		}
 		return nil, invalid("no key for algorithm %s", alg)
 	}

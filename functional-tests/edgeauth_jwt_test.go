@@ -109,7 +109,7 @@ func TestJWTRefusals(t *testing.T) {
 		{"wrong issuer", es.token(t, map[string]any{"iss": "https://evil.test"}), "wrong issuer"},
 		{"tampered", tampered, "bad signature"},
 		{"alg none", none, "the token's algorithm is not accepted"},
-		{"unknown kid", genKey(t, jose.ES256, "nope").token(t, nil), `unknown key ID \"nope\"`},
+		{"unknown kid", genKey(t, jose.ES256, "nope").token(t, nil), `unknown key ID`},
 		{"signed by another key", stranger.token(t, nil), "bad signature"},
 		{"not a JWT", "abc.def", "malformed token"},
 	}
