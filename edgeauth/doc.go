@@ -32,8 +32,6 @@ type Exchange struct {
 	Method, URI, Host []byte
 	TLS               bool
 	Client            netip.Addr
-	// Lines are the request's header lines ("Name: value").
-	Lines [][]byte
 }
 
 // Checker is one configured authentication (a JWT, APIKeys or

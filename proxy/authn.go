@@ -39,7 +39,7 @@ func (c *conn) authExchange() *edgeauth.Exchange {
 	_, tls := c.nc.(TLSInfo)
 	host, _ := c.rs.Req.Header("Host")
 	return &edgeauth.Exchange{Method: c.req.Method, URI: c.req.Target, Host: host,
-		TLS: tls, Client: c.client, Lines: c.rs.Req.Lines}
+		TLS: tls, Client: c.client}
 }
 
 // authRefuse writes a check's answer and closes the connection: the
