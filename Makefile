@@ -62,7 +62,17 @@ TOOLS  := $(BIN)/tools
 $(TOOLS)/h2spec: tools/h2spec/go.mod tools/h2spec/go.sum
 	cd tools/h2spec && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$(TOOLS)/h2spec github.com/summerwind/h2spec/cmd/h2spec
 
-functional: build $(TOOLS)/h2spec
+# The single sign-on test's oauth2-proxy and OpenID Connect provider
+# (the example server of zitadel/oidc), pinned by tools/sso/go.mod.
+SSO_TOOLS := $(TOOLS)/oauth2-proxy $(TOOLS)/oidc-example-op
+
+$(TOOLS)/oauth2-proxy: tools/sso/go.mod tools/sso/go.sum
+	cd tools/sso && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$@ github.com/oauth2-proxy/oauth2-proxy/v7
+
+$(TOOLS)/oidc-example-op: tools/sso/go.mod tools/sso/go.sum
+	cd tools/sso && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$@ github.com/zitadel/oidc/v3/example/server
+
+functional: build $(TOOLS)/h2spec $(SSO_TOOLS)
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
 		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts \
 		$(GO) test $(TAGS) -count=1 -timeout 10m ./functional-tests/...

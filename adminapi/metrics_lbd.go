@@ -16,6 +16,7 @@ var lbdFamilies = []metricFamily{
 	{name: "lbd_started_by_upgrade", typ: "gauge", help: "1 when this process took over from a previous one by a binary upgrade, 0 when it started afresh."},
 	{name: "lbd_upgrades", typ: "counter", help: "Binary upgrades that led to this process; each process hands the count to the next, so it survives the upgrades it counts."},
 	{name: "lbd_reloads", typ: "counter", help: "Reloads of the configuration file (SIGHUP, the control API), by result: success or failure."},
+	{name: "lbd_auth_decisions", typ: "counter", help: "Requests an edge authentication block (JWTAuth, APIKeyAuth, ForwardAuth) let through (pass) or refused (refuse) in a service's Authenticate."},
 	{name: "lbd_listener_connections", typ: "gauge", help: "Client connections a listener has open now."},
 	{name: "lbd_listener_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per listener."},
 	{name: "lbd_listener_responses", typ: "counter", help: "Responses sent by a listener, by status class (lbd's own replies included)."},
@@ -49,6 +50,11 @@ func (e *exposition) lbdCore(c *Core) {
 	e.add("lbd_upgrades", "_total", nil, strconv.FormatUint(c.Upgrades, 10))
 	e.add("lbd_reloads", "_total", [][2]string{{"result", "success"}}, strconv.FormatUint(c.Reloads, 10))
 	e.add("lbd_reloads", "_total", [][2]string{{"result", "failure"}}, strconv.FormatUint(c.ReloadFailures, 10))
+	for _, a := range c.Auth {
+		l := [][2]string{{"auth", a.Name}, {"kind", a.Kind}}
+		e.add("lbd_auth_decisions", "_total", with(l, "decision", "pass"), strconv.FormatUint(a.Passed, 10))
+		e.add("lbd_auth_decisions", "_total", with(l, "decision", "refuse"), strconv.FormatUint(a.Refused, 10))
+	}
 }
 
 // lbdListener adds a listener's request families (none for the control

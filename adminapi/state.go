@@ -59,6 +59,15 @@ type Core struct {
 	// Upgrades counts the binary upgrades that led to this process,
 	// carried from process to process by the hand-over.
 	Upgrades uint64
+	// Auth counts the decisions of each edge authentication block
+	// (lbd_auth_decisions_total).
+	Auth []AuthStats
+}
+
+// AuthStats is one JWTAuth, APIKeyAuth or ForwardAuth block's decisions.
+type AuthStats struct {
+	Name, Kind      string
+	Passed, Refused uint64
 }
 
 // Workers describes the worker pool (Pound "workers" object).

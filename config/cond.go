@@ -71,6 +71,7 @@ func initCondTable() {
 	})
 	t.add("Match", "l?", condMatch).block()
 	t.add("Not", ".*", condNot).either()
+	addAuthnConds(t)
 	for _, d := range t {
 		d.fn = stampPos(d.fn)
 	}

@@ -11,7 +11,8 @@ type Directive struct {
 	// "service", "match" (conditions inside Match and Not), "session",
 	// "backend" (BackEnd, Emergency and named Backend), "resolver", "lua",
 	// "tunnel", "tunnel backend" (Backend and Emergency in a Tunnel),
-	// "cluster" (lbd's Cluster section), or
+	// "cluster" (lbd's Cluster section), "jwtauth", "apikeyauth",
+	// "forwardauth" (lbd's edge authentication blocks), or
 	// "any" for the parser's own Include.
 	Section string
 	// Name is the canonical spelling. Alternate spellings registered as
@@ -51,6 +52,9 @@ func Directives() []Directive {
 	out = appendTable(out, "lua", luaTable, nil)
 	out = appendTable(out, "tunnel", tunnelTable, nil)
 	out = appendTable(out, "tunnel backend", tunnelBackendTable, nil)
+	out = appendTable(out, "jwtauth", jwtAuthTable, nil)
+	out = appendTable(out, "apikeyauth", apiKeyAuthTable, nil)
+	out = appendTable(out, "forwardauth", forwardAuthTable, nil)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Section != out[j].Section {
 			return out[i].Section < out[j].Section

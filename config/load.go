@@ -30,6 +30,9 @@ type LoadOptions struct {
 	// NoLua makes every Lua statement an error: this lbd was built
 	// without Lua.
 	NoLua bool
+	// AuthLog reports what edge authentication notices while lbd runs
+	// (a JWKS URL that fails: the last good key set stays in use).
+	AuthLog func(msg string)
 
 	fsys fileSystem // nil = the operating system; tests substitute one
 }
@@ -85,6 +88,8 @@ type builder struct {
 	pcre     bool
 	acls     map[string]*ACL
 	detached map[string]bool
+	// authns are the JWTAuth, APIKeyAuth and ForwardAuth blocks so far.
+	authns map[string]*Authn
 	// requestOnly locates, for each detached condition that looks at
 	// the request, its first such statement (Eval in Rewrite response
 	// refuses those).
@@ -402,4 +407,5 @@ func init() {
 	initClusterTable()
 	initLuaTable()
 	initTunnelTables()
+	addAuthnDirectives()
 }

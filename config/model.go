@@ -109,6 +109,9 @@ type Config struct {
 	// Watched are the -filewatch files (patterns, ACLs, constants) the
 	// engine keeps up to date while running.
 	Watched []Watched `json:"-"`
+	// Authns are the edge authentication blocks (JWTAuth, APIKeyAuth,
+	// ForwardAuth) in file order.
+	Authns []*Authn `json:"authn,omitempty"`
 
 	// Programs are the compiled rule programs, filled in only for
 	// --dump-config.

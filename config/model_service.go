@@ -102,6 +102,8 @@ type Condition struct {
 	TBF  *TBF          `json:"tbf,omitempty"`
 	// Lua is CondLua's call.
 	Lua *LuaCall `json:"lua,omitempty"`
+	// Authn is CondJWT's and CondAPIKey's block.
+	Authn *Authn `json:"authn,omitempty"`
 }
 
 // Service is a Service block, in a listener or global.
@@ -110,7 +112,10 @@ type Service struct {
 	Name       string       `json:"name,omitempty"`
 	Disabled   bool         `json:"disabled"`
 	Conditions []*Condition `json:"conditions,omitempty"` // all must match
-	IgnoreCase bool         `json:"ignore_case"`
+	// Authenticate are the checks a request must pass once the service
+	// is chosen (lbd's edge authentication).
+	Authenticate []*Authn `json:"authenticate,omitempty"`
+	IgnoreCase   bool     `json:"ignore_case"`
 
 	// Exactly one of Balancer and RoutingPolicy is set once the file is
 	// loaded. Balancer is Pound's algorithm (random|iwrr; backend Priority

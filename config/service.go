@@ -45,6 +45,7 @@ func initServiceTable() {
 	t.add("IgnoreCase", "b", func(_ *builder, s *Service, _ *parser.Node, u []unit) { s.IgnoreCase = boolArg(u[0]) }).
 		deprecated("use the -icase matching directive flag to request case-insensitive comparison")
 	t.add("Disabled", "b", func(_ *builder, s *Service, _ *parser.Node, u []unit) { s.Disabled = boolArg(u[0]) })
+	t.add("Authenticate", "s+", svcAuthenticate)
 	addServiceBackends(t)
 	t.add("Session", "", serviceSession).block()
 	addServiceBalancing(t)

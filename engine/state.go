@@ -69,6 +69,11 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 		LogLevel: g.cfg.LogLevel,
 		Cluster:  e.clusterStatus(),
 	}
+	for _, a := range g.cfg.Authns {
+		s := a.Checker.Stats()
+		st.Core.Auth = append(st.Core.Auth, adminapi.AuthStats{Name: a.Name, Kind: a.Kind,
+			Passed: uint64(s.Passed.Load()), Refused: uint64(s.Refused.Load())})
+	}
 	if g.cfg.Control != nil {
 		st.ControlSocket = g.cfg.Control.Socket
 	}

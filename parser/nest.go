@@ -24,6 +24,7 @@ const (
 	scopeList    // ACL, TrustedIP, CombineHeaders: one value per line
 	scopeText    // ConfigText: verbatim body, then End
 	scopeCluster // lbd's top-level Cluster block
+	scopeAuth    // lbd's JWTAuth, APIKeyAuth and ForwardAuth blocks
 )
 
 // blockScopes maps the lower-cased keywords that always open a block to
@@ -43,6 +44,9 @@ var blockScopes = map[string]scope{
 	"resolver":       scopeResolver,
 	"lua":            scopeLua,
 	"combineheaders": scopeList,
+	"jwtauth":        scopeAuth,
+	"apikeyauth":     scopeAuth,
+	"forwardauth":    scopeAuth,
 }
 
 // lowerKey lower-cases an ASCII keyword into buf; map lookups with

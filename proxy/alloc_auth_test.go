@@ -1,12 +1,17 @@
 package proxy
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -44,6 +49,9 @@ func authConfigs(t testing.TB) []authCase {
 		return "ListenHTTP\n\tService\n\t\t" + cond + "\n\t\tBackend\n\t\t\tAddress 127.0.0.1\n\t\tEnd\n\tEnd\nEnd\n"
 	}
 	const never = ` 1000/1us 4294967295`
+	edge, tok := edgeAuthBlocks(t)
+	bearer := strings.Replace(benchRequest, "\r\n\r\n", "\r\nAuthorization: Bearer "+tok+"\r\nX-User: forged\r\n\r\n", 1)
+	apiKey := strings.Replace(benchRequest, "\r\n\r\n", "\r\nX-API-Key: bench-key\r\n\r\n", 1)
 	return []authCase{
 		{name: "none", cfg: svc(""), req: authRequest},
 		{name: "basicauth", cfg: svc(`BasicAuth -file "` + pw + `"`), req: authRequest},
@@ -53,7 +61,37 @@ func authConfigs(t testing.TB) []authCase {
 		{name: "tbf limited with Retry-After", req: jwtRequest, want: "HTTP/1.1 429 Too Many Requests\r\n",
 			cfg: "ListenHTTP\n\tService\n\t\tNot TBF \"%[jwt sub]\" 1/60s 1\n\t\tError 429\n\tEnd\n" +
 				"\tService\n\t\tBackend\n\t\t\tAddress 127.0.0.1\n\t\tEnd\n\tEnd\nEnd\n"},
+		{name: "jwt authenticate (cached)", cfg: edge + svc(`Authenticate "jwt"`), req: bearer},
+		{name: "jwt condition and tbf by claim", cfg: edge + svc("JWT \"jwt\" \"sub\" \"bench\"\n\t\tTBF \"%[claim sub]\""+never), req: bearer},
+		{name: "api key authenticate", cfg: edge + svc(`Authenticate "key"`), req: apiKey},
 	}
+}
+
+// edgeAuthBlocks writes an HS256 key (a JWK) and an API key file and
+// returns the JWTAuth and APIKeyAuth blocks that use them, and a token
+// the key signs ({"sub":"bench"}).
+func edgeAuthBlocks(t testing.TB) (string, string) {
+	dir := t.TempDir()
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	jwk, err := json.Marshal(jose.JSONWebKey{Key: secret, Algorithm: "HS256"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("bench-key"))
+	if os.WriteFile(filepath.Join(dir, "k.jwk"), jwk, 0o600) != nil ||
+		os.WriteFile(filepath.Join(dir, "keys"), []byte("bench sha256:"+hex.EncodeToString(sum[:])+"\n"), 0o600) != nil {
+		t.Fatal("cannot write the key files")
+	}
+	sg, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: secret}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(sg).Claims(map[string]any{"sub": "bench"}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "JWTAuth \"jwt\"\n\tKeyFile \"" + filepath.Join(dir, "k.jwk") + "\"\n\tForwardClaim \"sub\" \"X-User\"\nEnd\n" +
+		"APIKeyAuth \"key\"\n\tKeyFile -file \"" + filepath.Join(dir, "keys") + "\"\n\tForwardName \"X-Key\"\nEnd\n", tok
 }
 
 func TestRequestCycleAuthDoesNotAllocate(t *testing.T) {

@@ -164,7 +164,7 @@ func (x *explainer) run(enabled bool) {
 			x.r.Service = &i
 		}
 	}
-	if x.wafDecides() {
+	if x.authDecides(svc) || x.wafDecides() {
 		return
 	}
 	if use, why := svc.ExplainSpecial(x.seed); use {

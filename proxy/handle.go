@@ -109,6 +109,11 @@ func (c *conn) serveRequest(st *Listener) bool {
 		return c.failCause(st, 503, CauseNoService)
 	}
 	c.ex.svc = svc
+	if len(svc.Auth) > 0 {
+		if done, ok := c.authenticate(st, svc); done {
+			return ok
+		}
+	}
 	if st.WAF != nil {
 		if done, ok := c.wafRequestHead(st, svc.UseSpecial()); done {
 			return ok

@@ -132,8 +132,13 @@ func appendRawLine(b, raw []byte) []byte {
 	return append(b, line...)
 }
 
-// appendUser is %u: the user name of Basic credentials, or "-".
+// appendUser is %u: the name edge authentication gave the request (an
+// API key's name, a token's subject), else the user name of Basic
+// credentials, or "-".
 func (c *conn) appendUser(b []byte) []byte {
+	if id := c.rs.Identity; id != nil && id.Name != "" {
+		return append(b, id.Name...)
+	}
 	v, ok := c.reqHeader("Authorization")
 	if !ok || len(v) < 5 || !http1.EqualFold(v[:5], "Basic") {
 		return append(b, '-')

@@ -142,6 +142,12 @@ func (c *conn) resend(st *Listener, svc *service.Service) (next *service.Service
 	if moved {
 		c.ex.svc, c.ex.edits = next, nil
 		c.ex.scripted = hasResponseScripts(st, next)
+		// A resend to another service passes that service's checks too.
+		if len(next.Auth) > 0 {
+			if done, ok := c.authenticate(st, next); done {
+				return nil, false, ok
+			}
+		}
 	}
 	if next.UseSpecial() {
 		return nil, false, c.resendSpecial(st, next)

@@ -48,7 +48,7 @@ func (p *Program) Listing() []string {
 var leafNames = [...]string{lkURL: "url", lkPath: "path", lkQuery: "query", lkParam: "param",
 	lkHeaderLine: "header", lkHeaderNamed: "header", lkHost: "host", lkMethod: "method",
 	lkString: "string", lkACL: "acl", lkEval: "eval", lkWatched: "watched",
-	lkBasicAuth: "basic_auth", lkTBF: "tbf", lkLua: "lua"}
+	lkBasicAuth: "basic_auth", lkTBF: "tbf", lkLua: "lua", lkJWT: "jwt", lkAPIKey: "apikey"}
 
 func (l *leaf) describe(env *Env) string {
 	var b strings.Builder
@@ -80,6 +80,11 @@ func (l *leaf) describe(env *Env) string {
 		fmt.Fprintf(&b, " %q every %dns burst %d", l.subject.src, l.tbf.Interval, l.tbf.Burst)
 	case lkLua:
 		b.WriteString(" " + describeCall(l.script.src))
+	case lkJWT, lkAPIKey:
+		fmt.Fprintf(&b, " %q", l.authn.Name)
+		if l.pat != nil {
+			fmt.Fprintf(&b, " claim %q", l.name)
+		}
 	}
 	if l.pat != nil {
 		b.WriteString(" " + describePattern(l.pat))

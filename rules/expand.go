@@ -111,6 +111,14 @@ func (st *State) appendAccessor(env *Env, dst []byte, p *part) ([]byte, bool) {
 		return append(dst, v...), ok
 	case aJWT:
 		return st.appendJWTClaim(dst, r, p.text)
+	case aClaim:
+		v, ok := st.Identity.Claim(p.text)
+		return append(dst, v...), ok
+	case aAuthUser:
+		if st.Identity == nil || st.Identity.Name == "" {
+			return dst, false
+		}
+		return append(dst, st.Identity.Name...), true
 	}
 	return dst, false
 }

@@ -26,6 +26,8 @@ const (
 	lkBasicAuth
 	lkTBF
 	lkLua
+	lkJWT
+	lkAPIKey
 )
 
 // leaf is one primitive condition.
@@ -48,6 +50,7 @@ type leaf struct {
 	tbf    *config.TBF
 	script *scriptCall
 	src    *config.Condition
+	authn  *config.Authn // lkJWT, lkAPIKey
 }
 
 var kindOf = map[config.CondKind]leafKind{
@@ -76,6 +79,9 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 		sc, err := c.script(x.Lua)
 		l.script = sc
 		return l, err
+	case config.CondJWT, config.CondAPIKey:
+		l.kind, _ = authnLeafKind(x.Kind)
+		l.authn = x.Authn
 	case config.CondWatched:
 		l.kind, l.list = lkWatched, x.List
 		t, ok := kindOf[x.Target]
@@ -128,6 +134,8 @@ func (st *State) test(env *Env, l *leaf, m *Message) (bool, error) {
 		return st.tbf(env, l)
 	case lkLua:
 		return st.runScript(env, l.script, m, ScriptMatch)
+	case lkJWT, lkAPIKey:
+		return st.authLeaf(l)
 	case lkWatched:
 		for _, p := range l.list.Patterns() {
 			if ok, err := st.match(env, l, l.target, p, m); ok || err != nil {

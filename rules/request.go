@@ -10,6 +10,8 @@ import (
 	"bytes"
 	"net/netip"
 	"time"
+
+	"lbd/edgeauth"
 )
 
 // Message is the working copy of a request or response head the program
@@ -186,6 +188,11 @@ type State struct {
 	X          Exchange
 	scriptArgs [][]byte
 	bodyBuf    []byte
+	// Identity is who edge authentication found the request is from
+	// (nil: nobody, or not asked); authMemo the checks run so far.
+	Identity *edgeauth.Identity
+	authMemo [maxAuthMemo]authMemo
+	authN    int
 }
 
 // Begin prepares st for a new request from client.
@@ -196,6 +203,10 @@ func (st *State) Begin(client netip.Addr, detached int) {
 	st.Resp.Reset()
 	st.Client = client
 	st.LogSuppress, st.RetryAfter = 0, 0
+	if st.authN > 0 || st.Identity != nil {
+		st.Identity, st.authN = nil, 0
+		st.authMemo = [maxAuthMemo]authMemo{}
+	}
 	st.arena = st.arena[:0]
 	st.smCur, st.smLen = 0, 0
 	st.held = [heldSlots]heldValue{}

@@ -51,6 +51,11 @@ const (
 	aUser
 	aCookie // lbd: %[cookie NAME]
 	aJWT    // lbd: %[jwt CLAIM]
+	// lbd's verified counterparts: a claim of the token a JWTAuth check
+	// verified, and the authenticated name (API key name, JWT subject,
+	// forward authentication's user).
+	aClaim    // %[claim CLAIM]
+	aAuthUser // %[authuser]
 )
 
 var accessors = map[string]struct {
@@ -61,6 +66,7 @@ var accessors = map[string]struct {
 	"param": {aParam, true}, "header": {aHeader, true}, "host": {aHost, false},
 	"port": {aPort, false}, "remoteip": {aRemoteIP, true}, "user": {aUser, false},
 	"cookie": {aCookie, true}, "jwt": {aJWT, true},
+	"claim": {aClaim, true}, "authuser": {aAuthUser, false},
 }
 
 type part struct {

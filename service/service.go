@@ -15,6 +15,7 @@ import (
 	"lbd/backend"
 	"lbd/balancer"
 	"lbd/config"
+	"lbd/edgeauth"
 	"lbd/http1"
 	"lbd/internal/metrics"
 	"lbd/rules"
@@ -70,6 +71,12 @@ type Service struct {
 	// response rules (the service's) call Lua.
 	Lua         *rules.ScriptCall
 	respScripts bool
+
+	// Auth are the checks of the service's Authenticate (none: the
+	// access stage is skipped); AuthForward says one of them is forward
+	// authentication, which needs the exchange's details.
+	Auth        []edgeauth.Checker
+	AuthForward bool
 
 	// Stats records the duration and status of every request the
 	// service answered (lbd_service_* metrics). A reload that keeps the
@@ -129,6 +136,10 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		Extractor: o.Extractor,
 		Global:    o.Global,
 		Stats:     new(metrics.Requests),
+	}
+	for _, a := range cfg.Authenticate {
+		s.Auth = append(s.Auth, a.Checker)
+		s.AuthForward = s.AuthForward || a.Kind == "forward"
 	}
 	if s.Listing == nil {
 		for _, b := range s.Backends {

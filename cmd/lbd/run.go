@@ -114,7 +114,8 @@ func checkLua(cfg *config.Config) error {
 func loadOptions(o *options) config.LoadOptions {
 	// Pound 4.23 warns about deprecated statements by default; as pound,
 	// lbd also stops reporting at the first error, as Pound's parser does.
-	lo := config.LoadOptions{WarnDeprecated: true, FirstError: o.prog == "pound", NoLua: !lua.Available}
+	lo := config.LoadOptions{WarnDeprecated: true, FirstError: o.prog == "pound", NoLua: !lua.Available,
+		AuthLog: func(msg string) { logrus.Warn(msg) }}
 	switch {
 	case o.control != "":
 		lo.Dialect, lo.DialectWhy = config.DialectZproxy, "started with -C (zproxy's command line)"
