@@ -19,6 +19,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/acmecert"
 	"lbd/adminapi"
 	"lbd/backend"
 	"lbd/config"
@@ -81,6 +82,10 @@ type Engine struct {
 	// upgraded: this process took over from a previous one by a binary
 	// upgrade (lbd_started_by_upgrade).
 	upgraded atomic.Bool
+	// acme is the automatic certificates' manager (acme.go; nil
+	// without an ACMEAccount), acmeFresh the one New checked for Start.
+	acme      *acmeRun
+	acmeFresh *acmecert.Manager
 }
 
 // server is one bound listening socket and its proxy server.
@@ -104,6 +109,11 @@ func New(cfg *config.Config, opts Options) (*Engine, error) {
 	}
 	e.g = g
 	e.attach(e.g)
+	if cfg.ACME != nil {
+		if e.acmeFresh, err = newManager(cfg, e); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -125,6 +135,14 @@ func (e *Engine) Start() error {
 		s := &server{key: keys[i], name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(e.g.listeners[i])}
 		e.servers = append(e.servers, s)
 	}
+	run, _, err := e.setupACME(e.g.cfg, e.servers, nil, e.acmeFresh)
+	e.acmeFresh = nil
+	if err != nil {
+		e.closeAll()
+		return err
+	}
+	e.acme = run
+	applyACME(run, e.g, e.servers)
 	configureTLS(e.servers, e.g.cfg, e.opts.Log)
 	if e.opts.Restore != nil {
 		e.restoreLocked(e.opts.Restore)
@@ -132,6 +150,9 @@ func (e *Engine) Start() error {
 	}
 	for _, s := range e.servers {
 		e.serve(s)
+	}
+	if run != nil {
+		run.m.Start() // in the background: the listeners serve already
 	}
 	e.prober = backend.NewProber(backend.ProberConfig{
 		Interval: time.Duration(e.g.cfg.Timeouts.Alive),
@@ -247,8 +268,11 @@ func (e *Engine) beginStop() []*server {
 // has run, so the graph is the last one.
 func (e *Engine) stop() {
 	e.mu.Lock()
-	cancel, prober, g := e.cancel, e.prober, e.g
+	cancel, prober, g, run := e.cancel, e.prober, e.g, e.acme
 	e.mu.Unlock()
+	if run != nil {
+		run.m.Close()
+	}
 	if cancel != nil {
 		cancel()
 	}
