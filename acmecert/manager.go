@@ -308,6 +308,23 @@ func (s *Source) Certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, erro
 	if len(hello.SupportedProtos) == 1 && hello.SupportedProtos[0] == acmeTLS1 {
 		return s.cfg.GetCertificate(hello)
 	}
+	return s.newest(name), nil
+}
+
+// Fallback is the certificate for a hello that names nothing the
+// listener has, on a listener without Cert files: the first automatic
+// name that has one (so that clients without SNI are served).
+func (s *Source) Fallback(*tls.ClientHelloInfo) *tls.Certificate {
+	for _, n := range s.list {
+		if c := s.newest(n); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// newest is the valid certificate of name issued last (nil: none).
+func (s *Source) newest(name string) *tls.Certificate {
 	var best *certmagic.Certificate
 	now := time.Now()
 	certs := s.m.cache.AllMatchingCertificates(name)
@@ -321,9 +338,9 @@ func (s *Source) Certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, erro
 		}
 	}
 	if best == nil {
-		return nil, nil
+		return nil
 	}
-	return &best.Certificate, nil
+	return &best.Certificate
 }
 
 // acmeTLS1 is the ALPN protocol of TLS-ALPN-01 (RFC 8737).

@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 
 	"lbd/acmecert"
+	"lbd/adminapi"
 	"lbd/config"
 	"lbd/listener"
 )
@@ -145,4 +148,41 @@ func applyACME(run *acmeRun, g *graph, servers []*server) {
 			}
 		}
 	}
+}
+
+// acmeStatus is the control API's view of the automatic certificates
+// (nil without an ACMEAccount).
+func (e *Engine) acmeStatus(cfg *config.Config) *adminapi.ACMEStatus {
+	e.mu.Lock()
+	run := e.acme
+	e.mu.Unlock()
+	if run == nil || cfg.ACME == nil {
+		return nil
+	}
+	st := &adminapi.ACMEStatus{Directory: cfg.ACME.Directory, Certs: []adminapi.ACMECert{}}
+	for _, s := range run.m.Status() {
+		st.Certs = append(st.Certs, adminapi.ACMECert{
+			Name: s.Name, Issuer: s.Issuer, Serial: s.Serial,
+			NotBefore: s.NotBefore, NotAfter: s.NotAfter, NextRenew: s.NextRenewal,
+			Stapled: s.Stapled, Busy: s.Busy, LastError: s.LastError, LastErrorAt: s.LastErrorAt,
+			Obtained: s.Obtained, Failures: s.Failures,
+		})
+	}
+	return st
+}
+
+// RenewCertificate forces the renewal of an automatic name
+// (adminapi.ACMERenewer).
+func (e *Engine) RenewCertificate(ctx context.Context, name string) error {
+	e.mu.Lock()
+	run := e.acme
+	e.mu.Unlock()
+	if run == nil {
+		return fmt.Errorf("%w: no automatic certificates (no ACMEAccount section)", adminapi.ErrNotFound)
+	}
+	err := run.m.Renew(ctx, name)
+	if errors.Is(err, acmecert.ErrUnknownName) {
+		return fmt.Errorf("%w: %s is not an automatic name", adminapi.ErrNotFound, name)
+	}
+	return err
 }

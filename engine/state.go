@@ -68,6 +68,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 		},
 		LogLevel: g.cfg.LogLevel,
 		Cluster:  e.clusterStatus(),
+		ACME:     e.acmeStatus(g.cfg),
 	}
 	if g.cfg.Control != nil {
 		st.ControlSocket = g.cfg.Control.Socket

@@ -187,6 +187,11 @@ func (st *certStore) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificat
 	}
 	s := st.set.Load()
 	if len(s.certs) == 0 {
+		if st.auto != nil {
+			if c := st.auto.Fallback(hello); c != nil {
+				return c, nil
+			}
+		}
 		return nil, errNoCert
 	}
 	return s.pick(hello), nil

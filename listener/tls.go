@@ -93,6 +93,9 @@ func (l *TLS) Configure(cfg *config.Config, lc *config.Listener) error {
 // acme-tls/1 hello. (nil, nil) leaves the choice to the Cert files.
 type Automatic interface {
 	Certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error)
+	// Fallback serves a listener without Cert files when the hello
+	// names none of its names (no SNI, say); nil fails the handshake.
+	Fallback(hello *tls.ClientHelloInfo) *tls.Certificate
 }
 
 // SetAutomatic gives the listener its automatic certificates (nil:
