@@ -24,7 +24,7 @@ var (
 // names are validated by TLS-ALPN-01 and one by HTTP-01 that also has a
 // Cert file (a.test).
 type acmeSite struct {
-	dir, cfgPath, store, sock string
+	dir, cfgPath, store, sock   string
 	httpPort, alpnPort, h01Port int
 }
 
