@@ -189,6 +189,7 @@ func newACMEFront(t *testing.T, e *pebbleEnv) *acmeFront {
 			r.Out.Host = r.In.Host
 		},
 		Transport: &http.Transport{TLSClientConfig: e.tlsCfg},
+		ErrorLog:  quietLog(), // a stopped Pebble is the point of a test
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

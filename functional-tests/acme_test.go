@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,4 +157,206 @@ func TestACMEObtainServeRestart(t *testing.T) {
 	if got := e.front.totalOrders(); got != before {
 		t.Errorf("the restart placed %d new orders", got-before)
 	}
+}
+
+// metricValue is the value of one sample line of the control socket's
+// /metrics ("" when absent).
+func metricValue(t *testing.T, sock, sample string) string {
+	t.Helper()
+	out := lbctlOK(t, sock, "metrics")
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestACMEOutage: lbctl lists the certificates; with Pebble stopped a
+// forced renewal fails, the error shows in lbctl and the metrics, and
+// the stored certificate is still served; with Pebble back (a fresh one:
+// new roots, the account unknown) the renewal goes through and the new
+// serial is served.
+func TestACMEOutage(t *testing.T) {
+	pki := newTLSPKI(t)
+	be := startBackend(t, "127.0.0.1", "web", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	s := newACMESite(t)
+	e := startPebble(t, s.httpPort, s.alpnPort)
+	s.write(t, e, pki, be)
+	s.start(t)
+	roots := e.root()
+	serials := s.waitServed(t, roots, append(append([]string(nil), alpnNames...), httpNames...), 20*time.Second)
+
+	list := lbctlOK(t, s.sock, "acme")
+	for _, want := range []string{"t1.example.com", "h3.example.com", "Pebble Intermediate CA", serials["t1.example.com"]} {
+		if !strings.Contains(list, want) {
+			t.Errorf("lbctl acme lacks %q:\n%s", want, list)
+		}
+	}
+	if v := metricValue(t, s.sock, `lbd_acme_certificate_valid{name="t1.example.com"}`); v != "1" {
+		t.Errorf("lbd_acme_certificate_valid = %q, want 1", v)
+	}
+
+	e.stopPebble()
+	out, errOut, code := lbctlRun(t, "lbctl", nil, "-s", s.sock, "acme", "renew", "t1.example.com")
+	// The front answers 502 for the stopped Pebble, as a CA's own proxy
+	// would.
+	if code == 0 || !strings.Contains(errOut, "fetching new nonce from server: HTTP 502") {
+		t.Errorf("renewal with Pebble down: exit %d, stdout %q, stderr %q; want the CA's 502", code, out, errOut)
+	}
+	if list := lbctlOK(t, s.sock, "acme"); !strings.Contains(list, "HTTP 502") {
+		t.Errorf("lbctl acme does not show the error:\n%s", list)
+	}
+	if v := metricValue(t, s.sock, `lbd_acme_last_attempt_failed{name="t1.example.com"}`); v != "1" {
+		t.Errorf("lbd_acme_last_attempt_failed = %q, want 1", v)
+	}
+	if sn, err := servedSerial(s.addrOf("t1.example.com"), "t1.example.com", roots); err != nil || sn != serials["t1.example.com"] {
+		t.Errorf("with Pebble down: serial %q (%v), want the stored %s", sn, err, serials["t1.example.com"])
+	}
+
+	e.startPebble()
+	// certmagic recreates the account the fresh Pebble does not know;
+	// its first order after that can still fail ("no certificate
+	// chains"), the next one works: at most three attempts.
+	var renewed bool
+	for i := 0; i < 3 && !renewed; i++ {
+		_, errOut, code = lbctlRun(t, "lbctl", nil, "-s", s.sock, "acme", "renew", "t1.example.com")
+		renewed = code == 0
+		if !renewed {
+			t.Logf("attempt %d after Pebble's restart: %s", i+1, strings.TrimSpace(errOut))
+		}
+	}
+	if !renewed {
+		t.Fatalf("no renewal once Pebble is back")
+	}
+	sn, err := servedSerial(s.addrOf("t1.example.com"), "t1.example.com", e.root())
+	if err != nil || sn == serials["t1.example.com"] {
+		t.Errorf("after recovery: serial %q (%v), want a new one verified by the new Pebble's root", sn, err)
+	}
+	if v := metricValue(t, s.sock, `lbd_acme_last_attempt_failed{name="t1.example.com"}`); v != "0" {
+		t.Errorf("lbd_acme_last_attempt_failed = %q after recovery, want 0", v)
+	}
+}
+
+// TestACMEBadInput: a name that is not a DNS name and a bad directory
+// URL are configuration errors at file:line:col; a storage directory
+// lbd cannot create stops it at start with the reason; an unreachable
+// CA leaves lbd serving and says why in lbctl.
+func TestACMEBadInput(t *testing.T) {
+	dir := t.TempDir()
+	listener := "ListenHTTPS\n\tAddress 127.0.0.1\n\tPort %d\n\tACMECert %s\n\tService\n\t\tBackend\n\t\t\tAddress 127.0.0.1\n\t\t\tPort 9\n\t\tEnd\n\tEnd\nEnd\n"
+	account := "ACMEAccount\n\tDirectory %q\n\tStorage %q\nEnd\n"
+	check := func(name, cfg string) (string, int) {
+		path := filepath.Join(dir, name+".cfg")
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runCmd(t, exec.Command(binary(t, "lbd"), "-c", "-f", path))
+		return out + errOut, code
+	}
+	for _, tc := range []struct{ name, cfg, want string }{
+		{"bad-name", fmt.Sprintf(account, "https://127.0.0.1:1/dir", dir) + fmt.Sprintf(listener, 443, `"www.example.com" "bad_name.example.com"`),
+			"bad-name.cfg:8.36-57: ACMECert \"bad_name.example.com\": not a valid DNS name"},
+		{"bad-url", fmt.Sprintf(account, "ftp://ca.example/dir", dir) + fmt.Sprintf(listener, 443, `"www.example.com"`),
+			"bad-url.cfg:2.19-40: ACME directory URL \"ftp://ca.example/dir\": the scheme must be https"},
+	} {
+		out, code := check(tc.name, tc.cfg)
+		if code != 1 || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: exit %d, output %q; want 1 and %q", tc.name, code, out, tc.want)
+		}
+	}
+
+	// A storage path below a regular file cannot be created.
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	path := filepath.Join(dir, "store.cfg")
+	cfg := fmt.Sprintf(account, "https://127.0.0.1:1/dir", filepath.Join(blocker, "acme")) + fmt.Sprintf(listener, port, `"www.example.com"`)
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary(t, "lbd"), "-e", "-f", path)
+	out, errOut, code := runCmd(t, cmd)
+	if code == 0 || !strings.Contains(out+errOut, "store.cfg:1.1-4.3: ACME storage: mkdir "+blocker+": not a directory") {
+		t.Errorf("unusable storage: exit %d, output %q", code, out+errOut)
+	}
+
+	// An unreachable CA: lbd serves (the handshake fails for lack of a
+	// certificate: this listener has no Cert) and lbctl says why.
+	sock := filepath.Join(dir, "ctl.sock")
+	cfg = fmt.Sprintf(account, "https://127.0.0.1:1/dir", filepath.Join(dir, "acme")) + fmt.Sprintf("Control %q\n", sock) + fmt.Sprintf(listener, port, `"www.example.com"`)
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runLBD(t, dir, path, fmt.Sprintf("127.0.0.1:%d", port))
+	poll(t, 10*time.Second, "lbctl acme shows the unreachable CA", func() bool {
+		return strings.Contains(lbctlOK(t, sock, "acme"), "127.0.0.1:1: connect: connection refused")
+	})
+	if v := metricValue(t, sock, `lbd_acme_certificate_valid{name="www.example.com"}`); v != "0" {
+		t.Errorf("lbd_acme_certificate_valid = %q, want 0", v)
+	}
+}
+
+// TestACMERenewUnderLoad: a forced renewal while h2load opens 200 new
+// TLS connections a second for 10 s (one request each): no handshake
+// or request fails, and the new serial is served afterwards. The
+// listener has no Cert file: h2load sends no SNI to an IP address and
+// gets the first automatic name's certificate.
+func TestACMERenewUnderLoad(t *testing.T) {
+	needTool(t, "h2load")
+	dir := t.TempDir()
+	httpPort, tlsPort := freePort(t), freePort(t)
+	e := startPebble(t, httpPort, tlsPort)
+	be := startBackend(t, "127.0.0.1", "web", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	sock := filepath.Join(dir, "ctl.sock")
+	svc := fmt.Sprintf("\tService\n\t\tBackend\n\t\t\tAddress 127.0.0.1\n\t\t\tPort %d\n\t\tEnd\n\tEnd\n", be.port)
+	cfg := e.account(filepath.Join(dir, "acme")) + fmt.Sprintf("Control %q\n", sock) +
+		fmt.Sprintf("ListenHTTP\n\tAddress 127.0.0.1\n\tPort %d\n%sEnd\n", httpPort, svc) +
+		fmt.Sprintf("ListenHTTPS\n\tAddress 127.0.0.1\n\tPort %d\n\tACMECert \"r1.example.com\"\n%sEnd\n", tlsPort, svc)
+	path := filepath.Join(dir, "lbd.cfg")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runLBD(t, dir, path, fmt.Sprintf("127.0.0.1:%d", httpPort))
+	addr := fmt.Sprintf("127.0.0.1:%d", tlsPort)
+	roots := e.root()
+	var old string
+	poll(t, 20*time.Second, "r1.example.com served", func() bool {
+		sn, err := servedSerial(addr, "r1.example.com", roots)
+		old = sn
+		return err == nil
+	})
+
+	load := exec.Command(needTool(t, "h2load"), "-r", "200", "-c", "2000", "-n", "2000", "https://"+addr+"/")
+	var out strings.Builder
+	load.Stdout, load.Stderr = &out, &out
+	if err := load.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- load.Wait() }()
+	time.Sleep(3 * time.Second)
+	renew := lbctlOK(t, sock, "acme", "renew", "r1.example.com")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("h2load: %v\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		load.Process.Kill()
+		t.Fatalf("h2load did not finish in 30 s:\n%s", out.String())
+	}
+	summary := out.String()
+	if !strings.Contains(summary, "requests: 2000 total, 2000 started, 2000 done, 2000 succeeded, 0 failed, 0 errored, 0 timeout") {
+		t.Errorf("h2load saw failures:\n%s", summary)
+	}
+	sn, err := servedSerial(addr, "r1.example.com", roots)
+	if err != nil || sn == old || !strings.Contains(renew, sn) {
+		t.Errorf("after the renewal: serial %q (%v), old %s, lbctl said %q", sn, err, old, renew)
+	}
+	t.Logf("renewed during the load: %s", strings.TrimSpace(renew))
 }
