@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -205,8 +206,26 @@ func (m *Manager) configForCert(c certmagic.Certificate) (*certmagic.Config, err
 	return nil, fmt.Errorf("no listener manages %v", c.Names)
 }
 
-// Start begins managing every name in the background: stored
-// certificates are loaded now, missing ones ordered.
+// Preload caches the stored certificates of every name now, so that a
+// listener configured right after serves them from its first handshake
+// (at start, and when a reload builds a new Manager); certmagic's own
+// loading runs in the background.
+func (m *Manager) Preload(ctx context.Context) {
+	m.mu.Lock()
+	sites := append([]*Source(nil), m.sites...)
+	m.mu.Unlock()
+	for _, s := range sites {
+		for _, name := range s.list {
+			_, err := s.cfg.CacheManagedCertificate(ctx, name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				m.log.Warnf("ACME: %s: loading the stored certificate: %v", name, err)
+			}
+		}
+	}
+}
+
+// Start begins managing every name in the background: missing
+// certificates are ordered, all are renewed when due.
 func (m *Manager) Start() {
 	m.mu.Lock()
 	sites := append([]*Source(nil), m.sites...)
@@ -215,6 +234,9 @@ func (m *Manager) Start() {
 		if err := s.cfg.ManageAsync(m.ctx, s.list); err != nil {
 			m.log.Errorf("ACME: %v", err)
 		}
+	}
+	if m.acct.Storage != nil {
+		go m.syncLoop(sites)
 	}
 }
 
@@ -242,19 +264,23 @@ func (m *Manager) renew(ctx context.Context, name string) error {
 	if s == nil {
 		return fmt.Errorf("%w: %s is not an automatic name", ErrUnknownName, name)
 	}
-	var old []string
-	for _, c := range m.cache.AllMatchingCertificates(name) {
-		old = append(old, c.Hash())
-	}
-	if len(old) == 0 {
+	if len(m.cache.AllMatchingCertificates(name)) == 0 {
 		if err := s.cfg.ObtainCertSync(ctx, name); err != nil {
 			return err
 		}
 	} else if err := s.cfg.RenewCertSync(ctx, name, true); err != nil {
 		return err
 	}
-	// The new certificate is cached before the old one goes, so every
-	// handshake finds one.
+	return m.swapIn(ctx, s, name)
+}
+
+// swapIn caches the stored certificate of name, then drops the ones it
+// replaces: every handshake finds one, and those under way keep theirs.
+func (m *Manager) swapIn(ctx context.Context, s *Source, name string) error {
+	var old []string
+	for _, c := range m.cache.AllMatchingCertificates(name) {
+		old = append(old, c.Hash())
+	}
 	fresh, err := s.cfg.CacheManagedCertificate(ctx, name)
 	if err != nil {
 		return err

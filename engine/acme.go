@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"lbd/acmecert"
 	"lbd/adminapi"
@@ -126,8 +127,15 @@ func (e *Engine) setupACME(cfg *config.Config, servers []*server, cur *acmeRun, 
 			return nil, nil, fmt.Errorf("%s: %w", l.Pos, err)
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), preloadTimeout)
+	defer cancel()
+	m.Preload(ctx)
 	return run, cur, nil
 }
+
+// preloadTimeout bounds reading the stored certificates before serving
+// (a Redis that does not answer must not hold a start or a reload).
+const preloadTimeout = 10 * time.Second
 
 // applyACME points the graph's plain listeners at the run's HTTP-01
 // answers and the TLS sockets at their automatic certificates; call it

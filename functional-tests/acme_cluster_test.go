@@ -106,7 +106,7 @@ func (m *acmeMember) ordering(t *testing.T, name string) bool {
 }
 
 // TestACMECluster: two members on one Redis order each name once and
-// serve the same certificate; the member that holds a name's lock is
+// serve the same certificate, also after one of them renewed it; the member that holds a name's lock is
 // killed mid-order (its finalize held back at the CA's door) and the
 // other completes the order once the lock lapses.
 func TestACMECluster(t *testing.T) {
@@ -153,6 +153,18 @@ func TestACMECluster(t *testing.T) {
 			t.Errorf("%s: %d orders at Pebble, want exactly 1 for the cluster", n, got)
 		}
 	}
+
+	// A renewal forced on one member is served by the other too.
+	before, err := servedSerial(b.tlsAddr(), names[0], roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lbctlOK(t, a.sock, "acme", "renew", names[0])
+	renewed, _ := servedSerial(a.tlsAddr(), names[0], roots) // compared below
+	poll(t, 15*time.Second, "member b serves the serial member a renewed", func() bool {
+		sn, err := servedSerial(b.tlsAddr(), names[0], roots)
+		return err == nil && sn == renewed && sn != before
+	})
 
 	select {
 	case <-held:

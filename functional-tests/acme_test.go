@@ -37,14 +37,14 @@ func newACMESite(t *testing.T) *acmeSite {
 	return s
 }
 
-func (s *acmeSite) write(t *testing.T, e *pebbleEnv, pki *tlsPKI, be *backend) {
+func (s *acmeSite) write(t *testing.T, e *pebbleEnv, pki *tlsPKI, be *backend, extra ...string) {
 	t.Helper()
 	svc := fmt.Sprintf("\tService\n\t\tBackend\n\t\t\tAddress 127.0.0.1\n\t\t\tPort %d\n\t\tEnd\n\tEnd\n", be.port)
 	quoted := func(names []string) string { return `"` + strings.Join(names, `" "`) + `"` }
 	cfg := e.account(s.store) + fmt.Sprintf("Control %q\n", s.sock) +
 		fmt.Sprintf("ListenHTTP\n\tAddress 127.0.0.1\n\tPort %d\n%sEnd\n", s.httpPort, svc) +
 		fmt.Sprintf("ListenHTTPS\n\tAddress 127.0.0.1\n\tPort %d\n\tACMECert %s\n\tACMEChallenge \"tls-alpn-01\"\n%sEnd\n", s.alpnPort, quoted(alpnNames), svc) +
-		fmt.Sprintf("ListenHTTPS\n\tAddress 127.0.0.1\n\tPort %d\n\tCert %q\n\tACMECert %s\n\tACMEChallenge \"http-01\"\n%sEnd\n", s.h01Port, pki.path("a.pem"), quoted(httpNames), svc)
+		fmt.Sprintf("ListenHTTPS\n\tAddress 127.0.0.1\n\tPort %d\n\tCert %q\n\tACMECert %s\n\tACMEChallenge \"http-01\"\n%sEnd\n", s.h01Port, pki.path("a.pem"), quoted(append(append([]string(nil), httpNames...), extra...)), svc)
 	if err := os.WriteFile(s.cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,8 @@ func (s *acmeSite) waitServed(t *testing.T, roots *x509.CertPool, names []string
 // through TLS-ALPN-01 within 20 s of start, each served by SNI with a
 // chain Pebble's root verifies, one order each; the listeners serve at
 // once (the Cert file beside the automatic names); a challenge path lbd
-// has no token for goes to the services; a restart places no new order.
+// has no token for goes to the services; a restart places no new order,
+// a reload that adds a name one.
 func TestACMEObtainServeRestart(t *testing.T) {
 	pki := newTLSPKI(t)
 	be := startBackend(t, "127.0.0.1", "web", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -156,6 +157,20 @@ func TestACMEObtainServeRestart(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // an order placed by mistake would be under way by now
 	if got := e.front.totalOrders(); got != before {
 		t.Errorf("the restart placed %d new orders", got-before)
+	}
+
+	// A reload that adds a name orders that one alone; the others are
+	// served from the first handshake after it.
+	s.write(t, e, pki, be, "h4.example.com")
+	lbctlOK(t, s.sock, "reload")
+	for _, n := range names {
+		if sn, err := servedSerial(s.addrOf(n), n, roots); err != nil || sn != serials[n] {
+			t.Errorf("%s right after the reload: serial %q (%v), want %s", n, sn, err, serials[n])
+		}
+	}
+	s.waitServed(t, roots, []string{"h4.example.com"}, 20*time.Second)
+	if got := e.front.totalOrders() - before; got != 1 || e.front.ordersFor("h4.example.com") != 1 {
+		t.Errorf("the reload placed %d orders, want 1 for h4.example.com", got)
 	}
 }
 
