@@ -31,6 +31,8 @@ import (
 type RedisStorage struct {
 	rdb    redis.UniversalClient
 	prefix string
+	// ttl and renew are lockTTL and lockRenew (shorter in tests).
+	ttl, renew time.Duration
 
 	mu    sync.Mutex
 	locks map[string]*heldLock
@@ -52,7 +54,11 @@ const (
 
 // NewRedisStorage uses the cluster's Redis.
 func NewRedisStorage(c *config.Cluster) *RedisStorage {
-	return &RedisStorage{rdb: cluster.NewClient(c), prefix: c.KeyPrefix + ":acme:", locks: map[string]*heldLock{}}
+	return newRedisStorage(cluster.NewClient(c), c.KeyPrefix+":acme:")
+}
+
+func newRedisStorage(rdb redis.UniversalClient, prefix string) *RedisStorage {
+	return &RedisStorage{rdb: rdb, prefix: prefix, ttl: lockTTL, renew: lockRenew, locks: map[string]*heldLock{}}
 }
 
 var _ certmagic.Storage = (*RedisStorage)(nil)
@@ -173,7 +179,7 @@ func (s *RedisStorage) Lock(ctx context.Context, name string) error {
 	}
 	token, key := hex.EncodeToString(tok), s.prefix+"l:"+name
 	for {
-		ok, err := s.rdb.SetNX(ctx, key, token, lockTTL).Result()
+		ok, err := s.rdb.SetNX(ctx, key, token, s.ttl).Result()
 		if err == nil && ok {
 			break
 		}
@@ -195,7 +201,7 @@ func (s *RedisStorage) Lock(ctx context.Context, name string) error {
 // keepAlive renews a held lock until Unlock stops it.
 func (s *RedisStorage) keepAlive(ctx context.Context, key string, h *heldLock) {
 	defer close(h.done)
-	t := time.NewTicker(lockRenew)
+	t := time.NewTicker(s.renew)
 	defer t.Stop()
 	for {
 		select {
@@ -204,7 +210,7 @@ func (s *RedisStorage) keepAlive(ctx context.Context, key string, h *heldLock) {
 		case <-t.C:
 			// A failed renewal is retried at the next tick; if Redis
 			// stays away the lock lapses, which is what a waiter needs.
-			renewScript.Run(ctx, s.rdb, []string{key}, h.token, lockTTL.Milliseconds())
+			renewScript.Run(ctx, s.rdb, []string{key}, h.token, s.ttl.Milliseconds())
 		}
 	}
 }
