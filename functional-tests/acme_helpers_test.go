@@ -48,6 +48,13 @@ type pebbleEnv struct {
 // Pebble validates on 127.0.0.1:httpPort and :tlsPort.
 func startPebble(t *testing.T, httpPort, tlsPort int) *pebbleEnv {
 	t.Helper()
+	return startPebbleWith(t, httpPort, tlsPort, `"externalAccountBindingRequired": false`)
+}
+
+// startPebbleWith is startPebble with more of Pebble's settings (JSON
+// members): External Account Binding, say.
+func startPebbleWith(t *testing.T, httpPort, tlsPort int, settings string) *pebbleEnv {
+	t.Helper()
 	needTool(t, "pebble")
 	needTool(t, "pebble-challtestsrv")
 	e := &pebbleEnv{t: t, dir: t.TempDir(), httpPort: httpPort, tlsPort: tlsPort}
@@ -66,8 +73,8 @@ func startPebble(t *testing.T, httpPort, tlsPort int) *pebbleEnv {
 	e.dnsPort, e.acmePort, e.mgmtPort = freePort(t), freePort(t), freePort(t)
 	cfg := fmt.Sprintf(`{"pebble": {"listenAddress": "127.0.0.1:%d", "managementListenAddress": "127.0.0.1:%d",
 		"certificate": %q, "privateKey": %q, "httpPort": %d, "tlsPort": %d,
-		"ocspResponderURL": "", "externalAccountBindingRequired": false}}`,
-		e.acmePort, e.mgmtPort, e.certFile, keyFile, httpPort, tlsPort)
+		"ocspResponderURL": "", %s}}`,
+		e.acmePort, e.mgmtPort, e.certFile, keyFile, httpPort, tlsPort, settings)
 	if err := os.WriteFile(filepath.Join(e.dir, "pebble.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -375,3 +375,47 @@ func TestACMERenewUnderLoad(t *testing.T) {
 	}
 	t.Logf("renewed during the load: %s", strings.TrimSpace(renew))
 }
+
+// TestACMEExternalAccountBinding: a CA that requires EAB issues to the
+// account bound with the right key and refuses a wrong one, which lbctl
+// shows.
+func TestACMEExternalAccountBinding(t *testing.T) {
+	const kid, mac = "kid-1", "zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W"
+	httpPort, tlsPort := freePort(t), freePort(t)
+	e := startPebbleWith(t, httpPort, tlsPort, fmt.Sprintf(`"externalAccountBindingRequired": true, "externalAccountMACKeys": {%q: %q}`, kid, mac))
+	for _, tc := range []struct {
+		name, key string
+		ok        bool
+	}{
+		{"bound", mac, true},
+		{"wrong key", "b10lLJs8l1GPIzsLP0s6pMt8O0XVGnfTaCeROxQM0BIt2XrJMDHJZBM5NuQmQJQH", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sock := filepath.Join(dir, "ctl.sock")
+			account := strings.Replace(e.account(filepath.Join(dir, "acme")), "End\n", fmt.Sprintf("\tEAB %q %q\nEnd\n", kid, tc.key), 1)
+			cfg := account + fmt.Sprintf("Control %q\n", sock) +
+				fmt.Sprintf("ListenHTTP\n\tAddress 127.0.0.1\n\tPort %d\n\tService\n\t\tError 404\n\tEnd\nEnd\n", httpPort) +
+				fmt.Sprintf("ListenHTTPS\n\tAddress 127.0.0.1\n\tPort %d\n\tACMECert \"e1.example.com\"\n\tService\n\t\tError 404\n\tEnd\nEnd\n", tlsPort)
+			path := filepath.Join(dir, "lbd.cfg")
+			if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := runLBD(t, dir, path, fmt.Sprintf("127.0.0.1:%d", httpPort))
+			defer p.kill() // the next case binds the same ports
+			if tc.ok {
+				poll(t, 20*time.Second, "e1.example.com served", func() bool {
+					_, err := servedSerial(fmt.Sprintf("127.0.0.1:%d", tlsPort), "e1.example.com", e.root())
+					return err == nil
+				})
+				return
+			}
+			poll(t, 20*time.Second, "lbctl shows the refused binding", func() bool {
+				return strings.Contains(lbctlOK(t, sock, "acme"), "external account binding JWS verification error")
+			})
+			if strings.Contains(p.out.String(), tc.key) || strings.Contains(lbctlOK(t, sock, "-j", "acme"), tc.key) {
+				t.Error("the EAB MAC key appears in the log or the control API")
+			}
+		})
+	}
+}
