@@ -39,7 +39,13 @@ type Account struct {
 	StorageDir string
 	// Storage, when set, replaces StorageDir: the cluster's Redis.
 	Storage certmagic.Storage
+	// Owner, when set, is given StorageDir: the User and Group lbd
+	// becomes after it started as root.
+	Owner *Owner
 }
+
+// Owner is a user and group id; -1 leaves one as it is.
+type Owner struct{ UID, GID int }
 
 // Site is one HTTPS listener's automatic names and the addresses lbd
 // answers their challenges on.
@@ -77,10 +83,17 @@ func New(acct Account, log logrus.FieldLogger) (*Manager, error) {
 	m.ratio = 0.30 + rand.Float64()*(1.0/3-0.30)
 	m.storage = acct.Storage
 	if m.storage == nil {
-		if err := checkDir(acct.StorageDir); err != nil {
+		if err := checkDir(acct.StorageDir, acct.Owner); err != nil {
 			return nil, err
 		}
 		m.storage = &certmagic.FileStorage{Path: acct.StorageDir}
+	}
+	if acct.Roots == nil {
+		// Go reads the system's roots once, on first use: now, before
+		// lbd may enter a RootJail where they are out of reach.
+		if _, err := x509.SystemCertPool(); err != nil {
+			return nil, fmt.Errorf("the system's CA roots (to verify the ACME CA): %w", err)
+		}
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.cache = certmagic.NewCache(certmagic.CacheOptions{
@@ -90,15 +103,21 @@ func New(acct Account, log logrus.FieldLogger) (*Manager, error) {
 	return m, nil
 }
 
-// checkDir creates the storage directory (0700) and proves it writable,
-// so that a directory lbd cannot use is an error at start, not at the
-// first certificate.
-func checkDir(dir string) error {
+// checkDir creates the storage directory (0700), gives it to owner and
+// proves it writable, so that a directory lbd cannot use is an error at
+// start, not at the first certificate. (The proof runs as the user lbd
+// starts as; the directory then belongs to the one it becomes.)
+func checkDir(dir string, owner *Owner) error {
 	if dir == "" {
 		return errors.New("no ACME storage directory")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("ACME storage: %w", err)
+	}
+	if owner != nil {
+		if err := os.Chown(dir, owner.UID, owner.GID); err != nil {
+			return fmt.Errorf("ACME storage: %w", err)
+		}
 	}
 	f, err := os.CreateTemp(dir, ".lbd-write-test-*")
 	if err != nil {

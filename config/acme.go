@@ -231,6 +231,11 @@ func (b *builder) finishACME() {
 	if first != nil && b.cfg.ACME == nil {
 		b.errorf(parser.Span(first.Pos), "automatic certificates need an ACMEAccount section")
 	}
+	if a := b.cfg.ACME; a != nil && b.cfg.RootJail != "" && b.cfg.Cluster == nil {
+		// Renewals write the storage long after lbd entered the jail,
+		// where the directory's path no longer leads to it.
+		b.errorf(parser.Span(a.Pos), "ACMEAccount's Storage cannot be used with RootJail: run without RootJail, or in a Cluster (the certificates are then kept in Redis)")
+	}
 }
 
 // exactHosts are the names of a service's exact, non-negated Host

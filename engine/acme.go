@@ -25,6 +25,7 @@ type acmeRun struct {
 	key     string
 	m       *acmecert.Manager
 	sources []*acmecert.Source // by listener index; nil entries: none
+	started bool               // StartACME ran (DeferACME)
 }
 
 // newManager checks the ACMEAccount of cfg (its storage above all) so
@@ -33,7 +34,7 @@ func newManager(cfg *config.Config, e *Engine) (*acmecert.Manager, error) {
 	a := cfg.ACME
 	acct := acmecert.Account{
 		Directory: a.Directory, Email: a.Email, EABKeyID: a.EABKeyID, EABMACKey: a.EABMACKey,
-		StorageDir: a.Storage,
+		StorageDir: a.Storage, Owner: e.opts.ACMEOwner,
 	}
 	if a.CARoots != nil {
 		acct.Roots = a.CARoots.Data
@@ -155,6 +156,17 @@ func applyACME(run *acmeRun, g *graph, servers []*server) {
 				tl.SetAutomatic(nil)
 			}
 		}
+	}
+}
+
+// StartACME starts the automatic certificates' orders and renewals
+// when Options.DeferACME held them back at Start.
+func (e *Engine) StartACME() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.acme != nil && e.opts.DeferACME && !e.acme.started {
+		e.acme.started = true
+		e.acme.m.Start()
 	}
 }
 

@@ -52,6 +52,13 @@ type Options struct {
 	// privilege drop, so that a reload can add a listener on a port
 	// below 1024); nil = lc.Listen.
 	Listen func(lc *net.ListenConfig, network, address string) (net.Listener, error)
+	// ACMEOwner, when set, is the user the ACME storage directory is
+	// given to (lbd's User and Group). DeferACME leaves the automatic
+	// certificates' background work (orders, renewals: they write the
+	// storage) to StartACME, which lbd calls once it dropped its
+	// privileges; Start only loads the stored certificates.
+	ACMEOwner *acmecert.Owner
+	DeferACME bool
 }
 
 // Engine runs one configuration at a time.
@@ -151,7 +158,7 @@ func (e *Engine) Start() error {
 	for _, s := range e.servers {
 		e.serve(s)
 	}
-	if run != nil {
+	if run != nil && !e.opts.DeferACME {
 		run.m.Start() // in the background: the listeners serve already
 	}
 	e.prober = backend.NewProber(backend.ProberConfig{

@@ -105,6 +105,7 @@ func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {
 	if run != e.acme {
 		e.acme = run
 		if run != nil {
+			run.started = true
 			run.m.Start()
 		}
 		if oldRun != nil {

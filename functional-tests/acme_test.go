@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -417,5 +418,49 @@ func TestACMEExternalAccountBinding(t *testing.T) {
 				t.Error("the EAB MAC key appears in the log or the control API")
 			}
 		})
+	}
+}
+
+// TestACMEUserDrop: lbd started as root with User "nobody" gives the
+// storage directory to nobody, orders once it is nobody, and every file
+// of the storage is nobody's (so later renewals can write them).
+func TestACMEUserDrop(t *testing.T) {
+	requireRoot(t)
+	uid, gid := nobodyIDs(t)
+	dir := openTempDir(t)
+	httpPort, tlsPort := freePort(t), freePort(t)
+	e := startPebble(t, httpPort, tlsPort)
+	store, sock := filepath.Join(dir, "acme"), filepath.Join(dir, "ctl.sock")
+	cfg := "User \"nobody\"\nGroup \"nogroup\"\n" + e.account(store) + fmt.Sprintf("Control %q\n", sock) +
+		fmt.Sprintf("ListenHTTP\n\tAddress 127.0.0.1\n\tPort %d\n\tService\n\t\tError 404\n\tEnd\nEnd\n", httpPort) +
+		fmt.Sprintf("ListenHTTPS\n\tAddress 127.0.0.1\n\tPort %d\n\tACMECert \"u1.example.com\"\n\tService\n\t\tError 404\n\tEnd\nEnd\n", tlsPort)
+	path := filepath.Join(dir, "lbd.cfg")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := runLBD(t, dir, path, fmt.Sprintf("127.0.0.1:%d", httpPort))
+	waitDropped(t, p)
+	addr := fmt.Sprintf("127.0.0.1:%d", tlsPort)
+	poll(t, 20*time.Second, "u1.example.com served", func() bool {
+		_, err := servedSerial(addr, "u1.example.com", e.root())
+		return err == nil
+	})
+	lbctlOK(t, sock, "acme", "renew", "u1.example.com")
+	files := 0
+	err := filepath.Walk(store, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if int(st.Uid) != uid || int(st.Gid) != gid {
+			t.Errorf("%s belongs to %d:%d, want nobody (%d:%d)", p, st.Uid, st.Gid, uid, gid)
+		}
+		if !fi.IsDir() {
+			files++
+		}
+		return nil
+	})
+	if err != nil || files == 0 {
+		t.Fatalf("storage walk: %v, %d files", err, files)
 	}
 }
