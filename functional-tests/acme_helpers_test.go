@@ -48,7 +48,7 @@ type pebbleEnv struct {
 // Pebble validates on 127.0.0.1:httpPort and :tlsPort.
 func startPebble(t *testing.T, httpPort, tlsPort int) *pebbleEnv {
 	t.Helper()
-	return startPebbleWith(t, httpPort, tlsPort, `"externalAccountBindingRequired": false`)
+	return startPebbleWith(t, httpPort, tlsPort, `"ocspResponderURL": "", "externalAccountBindingRequired": false`)
 }
 
 // startPebbleWith is startPebble with more of Pebble's settings (JSON
@@ -73,7 +73,7 @@ func startPebbleWith(t *testing.T, httpPort, tlsPort int, settings string) *pebb
 	e.dnsPort, e.acmePort, e.mgmtPort = freePort(t), freePort(t), freePort(t)
 	cfg := fmt.Sprintf(`{"pebble": {"listenAddress": "127.0.0.1:%d", "managementListenAddress": "127.0.0.1:%d",
 		"certificate": %q, "privateKey": %q, "httpPort": %d, "tlsPort": %d,
-		"ocspResponderURL": "", %s}}`,
+		%s}}`,
 		e.acmePort, e.mgmtPort, e.certFile, keyFile, httpPort, tlsPort, settings)
 	if err := os.WriteFile(filepath.Join(e.dir, "pebble.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -134,20 +134,27 @@ func (e *pebbleEnv) account(storage string) string {
 		e.directory(), e.certFile, storage)
 }
 
-// root is Pebble's current root certificate, from its management
-// interface.
-func (e *pebbleEnv) root() *x509.CertPool {
+// management reads a PEM document of Pebble's management interface.
+func (e *pebbleEnv) management(path string) []byte {
 	e.t.Helper()
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: e.tlsCfg}, Timeout: 5 * time.Second}
-	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/roots/0", e.mgmtPort))
+	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d%s", e.mgmtPort, path))
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	pemData, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatal(err)
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
 	}
+	return data
+}
+
+// root is Pebble's current root certificate, from its management
+// interface.
+func (e *pebbleEnv) root() *x509.CertPool {
+	e.t.Helper()
+	pemData := e.management("/roots/0")
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pemData) {
 		e.t.Fatalf("no root from Pebble: %q", pemData)
