@@ -259,10 +259,14 @@ func (m *Manager) Start() {
 	}
 }
 
-// Close stops renewals and the cache's maintenance.
+// Close stops renewals and the cache's maintenance, and closes the
+// Redis connections of a cluster's storage.
 func (m *Manager) Close() {
 	m.cancel()
 	m.cache.Stop()
+	if rs, ok := m.storage.(*RedisStorage); ok {
+		rs.close()
+	}
 }
 
 // Renew forces a renewal of name now and swaps the new certificate in.

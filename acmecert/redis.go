@@ -215,6 +215,20 @@ func (s *RedisStorage) keepAlive(ctx context.Context, key string, h *heldLock) {
 	}
 }
 
+// close stops renewing the locks still held (they lapse) and closes the
+// connections.
+func (s *RedisStorage) close() {
+	s.mu.Lock()
+	held := s.locks
+	s.locks = map[string]*heldLock{}
+	s.mu.Unlock()
+	for _, h := range held {
+		h.stop()
+		<-h.done
+	}
+	s.rdb.Close() // nothing is waiting on this client any more
+}
+
 // Unlock implements certmagic.Locker.
 func (s *RedisStorage) Unlock(ctx context.Context, name string) error {
 	s.mu.Lock()

@@ -45,6 +45,8 @@ type ListenerACME struct {
 	// Challenge restricts the validation method: "http-01" or
 	// "tls-alpn-01" ("" = either).
 	Challenge string `json:"challenge,omitempty"`
+	// ChallengePos is where ACMEChallenge is written.
+	ChallengePos Locus `json:"-"`
 }
 
 var acmeTable = table[*ACMEAccount]{}
@@ -143,7 +145,8 @@ func addACMEDirectives(t table[*Listener]) {
 	t.add("ACMEChallenge", "s", func(b *builder, l *Listener, n *parser.Node, u []unit) {
 		switch c := strings.ToLower(u[0].arg.Text); c {
 		case "http-01", "tls-alpn-01":
-			autoCerts(l, n).Challenge = c
+			la := autoCerts(l, n)
+			la.Challenge, la.ChallengePos = c, Locus(stmtSpan(n))
 		default:
 			b.errorf(u[0].arg.Span, "unknown ACME challenge %q: want \"http-01\" or \"tls-alpn-01\" (DNS-01 is not supported)", u[0].arg.Text)
 		}
@@ -227,6 +230,9 @@ func (b *builder) finishACME() {
 		if len(la.Names) == 0 {
 			b.errorf(parser.Span(la.Pos), "no automatic names on this listener (ACMECertFromServices found no exact Host condition)")
 		}
+		if la.Challenge == "http-01" && !b.hasPlainHTTP() {
+			b.errorf(parser.Span(la.ChallengePos), "ACMEChallenge \"http-01\" needs a ListenHTTP on a TCP port to answer on")
+		}
 	}
 	if first != nil && b.cfg.ACME == nil {
 		b.errorf(parser.Span(first.Pos), "automatic certificates need an ACMEAccount section")
@@ -236,6 +242,17 @@ func (b *builder) finishACME() {
 		// where the directory's path no longer leads to it.
 		b.errorf(parser.Span(a.Pos), "ACMEAccount's Storage cannot be used with RootJail: run without RootJail, or in a Cluster (the certificates are then kept in Redis)")
 	}
+}
+
+// hasPlainHTTP reports whether a ListenHTTP on a TCP port exists: lbd
+// answers HTTP-01 on the first one.
+func (b *builder) hasPlainHTTP() bool {
+	for _, l := range b.cfg.Listeners {
+		if l.TLS == nil && !l.Tunnel && !l.Unix {
+			return true
+		}
+	}
+	return false
 }
 
 // exactHosts are the names of a service's exact, non-negated Host

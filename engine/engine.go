@@ -137,6 +137,10 @@ func (e *Engine) Start() error {
 		ln, raw, err := e.bind(l, keys[i])
 		if err != nil {
 			e.closeAll()
+			if e.acmeFresh != nil {
+				e.acmeFresh.Close()
+				e.acmeFresh = nil
+			}
 			return atStatement(l.Pos, "listener "+strconv.Itoa(i), err)
 		}
 		s := &server{key: keys[i], name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(e.g.listeners[i])}
