@@ -287,15 +287,31 @@ func (m *Manager) renew(ctx context.Context, name string) error {
 	if s == nil {
 		return fmt.Errorf("%w: %s is not an automatic name", ErrUnknownName, name)
 	}
-	if len(m.cache.AllMatchingCertificates(name)) == 0 {
-		if err := s.cfg.ObtainCertSync(ctx, name); err != nil {
-			return err
+	order := func() error {
+		if len(m.cache.AllMatchingCertificates(name)) == 0 {
+			return s.cfg.ObtainCertSync(ctx, name)
 		}
-	} else if err := s.cfg.RenewCertSync(ctx, name, true); err != nil {
+		return s.cfg.RenewCertSync(ctx, name, true)
+	}
+	err := order()
+	if err != nil && strings.Contains(err.Error(), errAccountRecreated) {
+		// certmagic (v0.25.6, acmeissuer.go doIssue) registers a new
+		// account when the CA forgot ours (a reset private CA), then
+		// orders again with parameters that still name the old one and
+		// gives up with this error. The new account is stored by then:
+		// the next order works.
+		m.log.Warnf("ACME: %s: the CA did not know the account; ordering again with the new one", name)
+		err = order()
+	}
+	if err != nil {
 		return err
 	}
 	return m.swapIn(ctx, s, name)
 }
+
+// errAccountRecreated is certmagic's error after it recreated the
+// account (see renew).
+const errAccountRecreated = "no certificate chains"
 
 // swapIn caches the stored certificate of name, then drops the ones it
 // replaces: every handshake finds one, and those under way keep theirs.
