@@ -96,6 +96,7 @@ func WriteMetrics(w io.Writer, st *State) error {
 	}
 	e.services(nil, st.Services, st.BackendStats)
 	e.cluster(st.Cluster, c.Timestamp)
+	e.acme(st.ACME, c.Timestamp)
 	return e.write(w)
 }
 

@@ -37,6 +37,9 @@ type State struct {
 	// Cluster is the cluster member's state; nil without a Cluster
 	// section (see cluster.go).
 	Cluster *ClusterStatus
+	// ACME is the automatic certificates' state; nil without an
+	// ACMEAccount section (see acme.go).
+	ACME *ACMEStatus
 }
 
 // Core is Pound's core object: version, pid, clock, worker pool and queue.

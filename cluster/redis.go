@@ -143,3 +143,8 @@ func loadScripts(ctx context.Context, c redis.UniversalClient) error {
 	}
 	return nil
 }
+
+// NewClient connects to the cluster's Redis as the Node does (the same
+// servers, credentials and TLS), for other users of the cluster's Redis:
+// the automatic certificates' storage (package acmecert).
+func NewClient(c *config.Cluster) redis.UniversalClient { return newClient(c) }

@@ -11,8 +11,9 @@ type Directive struct {
 	// "service", "match" (conditions inside Match and Not), "session",
 	// "backend" (BackEnd, Emergency and named Backend), "resolver", "lua",
 	// "tunnel", "tunnel backend" (Backend and Emergency in a Tunnel),
-	// "cluster" (lbd's Cluster section), "jwtauth", "apikeyauth",
-	// "forwardauth" (lbd's edge authentication blocks), or
+	// "cluster" (lbd's Cluster section), "acme" (lbd's ACMEAccount),
+	// "jwtauth", "apikeyauth", "forwardauth" (lbd's edge authentication
+	// blocks), or
 	// "any" for the parser's own Include.
 	Section string
 	// Name is the canonical spelling. Alternate spellings registered as
@@ -49,6 +50,7 @@ func Directives() []Directive {
 	out = appendTable(out, "backend", beTable, backendUnsupported)
 	out = appendTable(out, "resolver", resolverTable, nil)
 	out = appendTable(out, "cluster", clusterTable, nil)
+	out = appendTable(out, "acme", acmeTable, nil)
 	out = appendTable(out, "lua", luaTable, nil)
 	out = appendTable(out, "tunnel", tunnelTable, nil)
 	out = appendTable(out, "tunnel backend", tunnelBackendTable, nil)

@@ -49,6 +49,7 @@ func FuzzLoadBytes(f *testing.F) {
 	f.Add([]byte("ListenHTTPS\n Cert \"certs/dir\"\n Cert \"bad.pem\"\n ErrorFile 503 \"empty.html\"\nEnd\nNot Not\n"))
 	f.Add([]byte("Control\n Mode 0777\nEnd\nBackend \"a\"\n Use \"a\"\nEnd\n"))
 	f.Add([]byte("Lua\n Path \"/a/?.lua;x\"\n Load \"m.lua\" \"1m\"\n LoadGlobal \"m.lua\"\nEnd\nListenHTTP\n LuaModify \"f\" \"$1\"\n Service\n  LuaMatch \"m.f\"\n  LuaBackend \"f\"\n End\nEnd\n"))
+	f.Add([]byte("ACMEAccount\n Directory \"https://ca.example/d\"\n EAB \"k\" \"m\"\n CARoots \"bad.pem\"\nEnd\nListenHTTPS\n ACMECert \"a.example.com\" \"*.x.example\"\n ACMECertFromServices 1\n ACMEChallenge \"http-01\"\n Service\n  Match AND\n   Host \"b.example.com\"\n  End\n End\nEnd\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		// Include and IncludeDir are read by the parser from the real
 		// disk; its own fuzz target covers them with a fake file system.

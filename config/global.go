@@ -151,6 +151,7 @@ func initGlobalTable() {
 	t.add("Backend", "s", globalBackend).block()
 	t.add("Resolver", "", globalResolver).block()
 	t.add("Cluster", "", globalCluster).block()
+	t.add("ACMEAccount", "", globalACME).block()
 	t.add("Lua", "", globalLua).block()
 }
 

@@ -125,6 +125,7 @@ func initListenerTables() {
 		httpsTable[k] = d
 	}
 	addTLSDirectives(httpsTable)
+	addACMEDirectives(httpsTable)
 }
 
 // addErrorPageDirectives registers ErrorFile, the classic ErrNNN and
@@ -176,7 +177,7 @@ func (b *builder) listener(n *parser.Node, u []unit, https bool) {
 		tab = httpsTable
 	}
 	walk(b, tab, listenerUnsupported, l, n.Children)
-	if https && !ex.certSeen {
+	if https && !ex.certSeen && l.TLS.ACME == nil {
 		b.errorf(stmtSpan(n), "no certificates for HTTPS; use Cert statement to load some")
 	}
 	// zproxy's test templates give every listener the same Name; only

@@ -79,6 +79,8 @@ type builder struct {
 	// named backends by name, and the references to resolve in finish
 	named map[string]*Backend
 	refs  []*Backend
+	// acmeNames are the ACMECert names in file order (acme.go).
+	acmeNames []acmeName
 	// what each object set explicitly, for resolution in finish
 	lst  map[*Listener]*listenerExtra
 	svcs map[*Service]*serviceExtra
@@ -405,6 +407,7 @@ func init() {
 	initBackendTable()
 	initResolverTable()
 	initClusterTable()
+	initACMETable()
 	initLuaTable()
 	initTunnelTables()
 	addAuthnDirectives()

@@ -87,6 +87,8 @@ type Config struct {
 	Resolver *Resolver `json:"resolver,omitempty"`
 	// Cluster is nil without a Cluster section: the instance runs alone.
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// ACME is nil without an ACMEAccount section (acme.go).
+	ACME *ACMEAccount `json:"acme,omitempty"`
 	// Lua is nil without a Lua section. LuaCalls are every LuaMatch,
 	// LuaModify and LuaBackend of the file, for package lua to resolve.
 	Lua      *Lua       `json:"lua,omitempty"`
@@ -268,6 +270,8 @@ type ListenerTLS struct {
 	// dialect, off in zproxy's, which speaks HTTP/1.1 only).
 	HTTP2         bool `json:"http2"`
 	Renegotiation int  `json:"renegotiation"`
+	// ACME is the listener's automatic certificates (nil: none).
+	ACME *ListenerACME `json:"acme,omitempty"`
 }
 
 // HeaderRules are the request/response header edits of a listener or

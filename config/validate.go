@@ -21,6 +21,7 @@ func (b *builder) finish() {
 		b.finishServices(l.Services)
 	}
 	b.finishServices(c.Services)
+	b.finishACME()
 }
 
 // finishServices completes one list of services and checks that their

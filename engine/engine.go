@@ -19,6 +19,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/acmecert"
 	"lbd/adminapi"
 	"lbd/backend"
 	"lbd/config"
@@ -51,6 +52,13 @@ type Options struct {
 	// privilege drop, so that a reload can add a listener on a port
 	// below 1024); nil = lc.Listen.
 	Listen func(lc *net.ListenConfig, network, address string) (net.Listener, error)
+	// ACMEOwner, when set, is the user the ACME storage directory is
+	// given to (lbd's User and Group). DeferACME leaves the automatic
+	// certificates' background work (orders, renewals: they write the
+	// storage) to StartACME, which lbd calls once it dropped its
+	// privileges; Start only loads the stored certificates.
+	ACMEOwner *acmecert.Owner
+	DeferACME bool
 }
 
 // Engine runs one configuration at a time.
@@ -84,6 +92,10 @@ type Engine struct {
 	// upgrades counts the binary upgrades that led to this process, as
 	// handed over by the previous one (lbd_upgrades_total).
 	upgrades atomic.Uint64
+	// acme is the automatic certificates' manager (acme.go; nil
+	// without an ACMEAccount), acmeFresh the one New checked for Start.
+	acme      *acmeRun
+	acmeFresh *acmecert.Manager
 }
 
 // server is one bound listening socket and its proxy server.
@@ -107,6 +119,11 @@ func New(cfg *config.Config, opts Options) (*Engine, error) {
 	}
 	e.g = g
 	e.attach(e.g)
+	if cfg.ACME != nil {
+		if e.acmeFresh, err = newManager(cfg, e); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -123,11 +140,23 @@ func (e *Engine) Start() error {
 		ln, raw, err := e.bind(l, keys[i])
 		if err != nil {
 			e.closeAll()
+			if e.acmeFresh != nil {
+				e.acmeFresh.Close()
+				e.acmeFresh = nil
+			}
 			return atStatement(l.Pos, "listener "+strconv.Itoa(i), err)
 		}
 		s := &server{key: keys[i], name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(e.g.listeners[i])}
 		e.servers = append(e.servers, s)
 	}
+	run, _, err := e.setupACME(e.g.cfg, e.servers, nil, e.acmeFresh)
+	e.acmeFresh = nil
+	if err != nil {
+		e.closeAll()
+		return err
+	}
+	e.acme = run
+	applyACME(run, e.g, e.servers)
 	configureTLS(e.servers, e.g.cfg, e.opts.Log)
 	if e.opts.Restore != nil {
 		e.restoreLocked(e.opts.Restore)
@@ -135,6 +164,9 @@ func (e *Engine) Start() error {
 	}
 	for _, s := range e.servers {
 		e.serve(s)
+	}
+	if run != nil && !e.opts.DeferACME {
+		run.m.Start() // in the background: the listeners serve already
 	}
 	e.prober = backend.NewProber(backend.ProberConfig{
 		Interval: time.Duration(e.g.cfg.Timeouts.Alive),
@@ -250,8 +282,11 @@ func (e *Engine) beginStop() []*server {
 // has run, so the graph is the last one.
 func (e *Engine) stop() {
 	e.mu.Lock()
-	cancel, prober, g := e.cancel, e.prober, e.g
+	cancel, prober, g, run := e.cancel, e.prober, e.g, e.acme
 	e.mu.Unlock()
+	if run != nil {
+		run.m.Close()
+	}
 	if cancel != nil {
 		cancel()
 	}

@@ -70,6 +70,17 @@ func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {
 		s := &server{key: key, name: l.Name, ln: ln, raw: raw, srv: proxy.NewServer(g.listeners[i])}
 		next[i], fresh = s, append(fresh, s)
 	}
+	run, oldRun, err := e.setupACME(cfg, next, e.acme, nil)
+	if err != nil {
+		for _, s := range fresh {
+			s.ln.Close()
+		}
+		for _, d := range g.detach {
+			d()
+		}
+		return err
+	}
+	applyACME(run, g, next)
 	configureTLS(next, cfg, e.opts.Log)
 	for i, s := range next {
 		s.srv.Swap(g.listeners[i])
@@ -91,6 +102,16 @@ func (e *Engine) reloadLocked(cfg *config.Config, opts buildOptions) error {
 		d()
 	}
 	e.servers, e.g = next, g
+	if run != e.acme {
+		e.acme = run
+		if run != nil {
+			run.started = true
+			run.m.Start()
+		}
+		if oldRun != nil {
+			oldRun.m.Close()
+		}
+	}
 	if e.cancel != nil {
 		e.syncDynamic(g)
 	}

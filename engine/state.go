@@ -68,6 +68,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 		},
 		LogLevel: g.cfg.LogLevel,
 		Cluster:  e.clusterStatus(),
+		ACME:     e.acmeStatus(g.cfg),
 	}
 	for _, a := range g.cfg.Authns {
 		s := a.Checker.Stats()

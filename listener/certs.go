@@ -154,6 +154,8 @@ type certStore struct {
 	data  [][]byte   // bytes last loaded from each file
 	// zproxy selects zproxy's SNI matching (see certSet).
 	zproxy bool
+	// auto supplies the automatic certificates, asked first (nil: none).
+	auto Automatic
 }
 
 // newCertStore starts from the certificates the configuration loaded.
@@ -178,8 +180,18 @@ func newCertStore(paths []string, certs []tls.Certificate, zproxy bool) *certSto
 
 // getCertificate is the tls.Config hook.
 func (st *certStore) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if st.auto != nil {
+		if c, err := st.auto.Certificate(hello); c != nil || err != nil {
+			return c, err
+		}
+	}
 	s := st.set.Load()
 	if len(s.certs) == 0 {
+		if st.auto != nil {
+			if c := st.auto.Fallback(hello); c != nil {
+				return c, nil
+			}
+		}
 		return nil, errNoCert
 	}
 	return s.pick(hello), nil

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"lbd/acmecert"
 	"lbd/config"
 	"lbd/h2"
 	"lbd/openssl"
@@ -40,7 +41,7 @@ type settings struct {
 // configuration layer cannot see (a CRL file that does not parse) are
 // returned with settings that fail every handshake, so the listener
 // fails closed instead of serving without the checks.
-func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
+func newSettings(cfg *config.Config, l *config.Listener, auto Automatic) (*settings, error) {
 	t := l.TLS
 	s := &settings{timeout: time.Duration(l.Client), noHTTPS11: t.NoHTTPS11, clientHdr: t.ClientCert > 0}
 	if s.timeout <= 0 {
@@ -64,6 +65,7 @@ func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 		certs[i] = c.Cert
 	}
 	s.store = newCertStore(paths, certs, cfg.Dialect == config.DialectZproxy)
+	s.store.auto = auto
 	tc, err := serverConfig(t, s.store)
 	if err != nil {
 		tc = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return nil, err }}
@@ -76,6 +78,10 @@ func newSettings(cfg *config.Config, l *config.Listener) (*settings, error) {
 		tc.NextProtos = []string{"h2", "http/1.1"}
 	} else {
 		tc.NextProtos = []string{"http/1.1"}
+	}
+	if auto != nil {
+		// Last: only a client offering nothing else gets it (RFC 8737).
+		tc.NextProtos = append(tc.NextProtos, acmecert.ALPN)
 	}
 	return s, err
 }

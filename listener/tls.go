@@ -19,6 +19,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/acmecert"
 	"lbd/config"
 	"lbd/h2"
 )
@@ -34,7 +35,8 @@ type TLS struct {
 	done  chan struct{}
 
 	state     atomic.Pointer[settings]
-	mu        sync.Mutex // guards watcher, h2s, started, acceptErr
+	mu        sync.Mutex // guards watcher, h2s, started, acceptErr, auto
+	auto      Automatic
 	watcher   *certWatcher
 	h2s       []*h2.Server // every HTTP/2 server built, for Close
 	started   bool
@@ -58,9 +60,9 @@ func (l *TLS) Configure(cfg *config.Config, lc *config.Listener) error {
 	if lc.TLS == nil {
 		return errors.New("a ListenHTTP cannot reuse the socket of a ListenHTTPS; restart to switch")
 	}
-	s, err := newSettings(cfg, lc)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	s, err := newSettings(cfg, lc, l.auto)
 	if s.h2 {
 		// Connections keep the server they started with; a new one
 		// carries the new idle timeout.
@@ -83,6 +85,25 @@ func (l *TLS) Configure(cfg *config.Config, lc *config.Listener) error {
 		go l.acceptLoop()
 	}
 	return err
+}
+
+// Automatic supplies the certificates a listener obtains itself (package
+// acmecert): for a handshake naming one of its names, the newest
+// certificate, or the TLS-ALPN-01 challenge certificate for an
+// acme-tls/1 hello. (nil, nil) leaves the choice to the Cert files.
+type Automatic interface {
+	Certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error)
+	// Fallback serves a listener without Cert files when the hello
+	// names none of its names (no SNI, say); nil fails the handshake.
+	Fallback(hello *tls.ClientHelloInfo) *tls.Certificate
+}
+
+// SetAutomatic gives the listener its automatic certificates (nil:
+// none) from the next Configure on.
+func (l *TLS) SetAutomatic(a Automatic) {
+	l.mu.Lock()
+	l.auto = a
+	l.mu.Unlock()
 }
 
 // Reload re-reads every certificate file now (as the watcher does on a
@@ -143,6 +164,11 @@ func (l *TLS) handshake(nc net.Conn) {
 	}
 	nc.SetDeadline(time.Time{})
 	cs := tc.ConnectionState()
+	if cs.NegotiatedProtocol == acmecert.ALPN {
+		// A TLS-ALPN-01 validation: the handshake was the answer.
+		tc.Close()
+		return
+	}
 	c := &Conn{Conn: tc, ssl: s.headers(&cs), noHTTPS11: s.noHTTPS11}
 	if cs.NegotiatedProtocol == "h2" && s.h2srv != nil {
 		s.h2srv.ServeConn(c)

@@ -88,8 +88,9 @@ func opensBlock(in scope, kw string, args []Arg) (scope, bool) {
 		// Control "path" is a line; at top level a bare Control opens the
 		// Socket/Mode/ChangeOwner block; inside a Service it is a backend.
 		return scopeControl, in == scopeTop && len(args) == 0
-	case "cluster":
-		// lbd's Cluster section, at top level only.
+	case "cluster", "acmeaccount":
+		// lbd's Cluster and ACMEAccount sections, at top level only
+		// (plain statements inside, as in the Cluster section).
 		return scopeCluster, in == scopeTop && len(args) == 0
 	case "not":
 		// Not applies to the statement after it (after any further Nots),

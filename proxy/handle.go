@@ -95,6 +95,11 @@ func (c *conn) serveRequest(st *Listener) bool {
 	if status, cause := checkRequest(st, req); status != 0 {
 		return c.failCause(st, status, cause)
 	}
+	if st.Challenges != nil && isChallenge(req) {
+		if done, ok := c.acmeChallenge(st); done {
+			return ok
+		}
+	}
 	service.LoadRequest(&c.rs, req, c.head())
 	if len(st.Combine) > 0 {
 		c.rs.Combine(&c.rs.Req, st.Combine)

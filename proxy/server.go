@@ -41,6 +41,9 @@ type Listener struct {
 	Log     *AccessLog // nil: no request log
 	// WAF runs the listener's ModSecurity rules (nil: none; waf.go).
 	WAF *waf.Engine
+	// Challenges answers ACME HTTP-01 validations before routing (nil:
+	// no automatic certificates; acme.go).
+	Challenges Challenges
 
 	// Scheme and Port are sent in X-Forwarded-Proto/Port.
 	Scheme string

@@ -73,6 +73,12 @@ func (c *conn) serveHandler(st *Listener, h http.Handler) bool {
 	req.RemoteAddr = c.nc.RemoteAddr().String()
 	rec := &recorder{header: http.Header{}, status: 200}
 	h.ServeHTTP(rec, req)
+	return c.writeRecorded(st, rec)
+}
+
+// writeRecorded sends a handler's buffered answer and closes the
+// connection.
+func (c *conn) writeRecorded(st *Listener, rec *recorder) bool {
 	out := []byte("HTTP/1.1 " + strconv.Itoa(rec.status) + " " + http.StatusText(rec.status) + "\r\n")
 	rec.header.Set("Content-Length", strconv.Itoa(rec.body.Len()))
 	rec.header.Set("Connection", "close")

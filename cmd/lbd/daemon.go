@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sync/errgroup"
 
+	"lbd/acmecert"
 	"lbd/adminapi"
 	"lbd/cluster"
 	"lbd/config"
@@ -69,6 +70,12 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 		Inherit:    inh,
 		Restore:    restore,
 		Listen:     d.priv.listen,
+		// Orders and renewals write the ACME storage: they start once
+		// lbd is the User it drops to (run.go), who owns the directory.
+		DeferACME: true,
+	}
+	if c := d.priv.creds; c.UID >= 0 || c.GID >= 0 {
+		eopts.ACMEOwner = &acmecert.Owner{UID: c.UID, GID: c.GID}
 	}
 	if cfg.Cluster != nil {
 		node, err := cluster.New(cfg.Cluster, log.WithFields(engine.StatementSource(cfg.Cluster.Pos)))

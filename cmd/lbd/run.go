@@ -241,6 +241,7 @@ func serve(o *options, cfg *config.Config) int {
 		d.eng.Close()
 		return exitErr
 	}
+	d.eng.StartACME()
 	if stop := startProfile(log); stop != nil {
 		defer stop()
 	}
