@@ -78,6 +78,10 @@ type vconn struct {
 	enc     respEncoder
 	closing atomic.Bool // Close started: writes waiting for window give up
 
+	// gone, once asked for (Gone), is closed when the current stream is
+	// reset or its connection ends.
+	gone chan struct{}
+
 	ready chan struct{} // cap 1: input arrived or the state changed
 	space chan struct{} // cap 1: the send window grew or the state changed
 	rdl   deadline
@@ -234,6 +238,10 @@ func (v *vconn) release(id uint32, err error) {
 	}
 	owed := v.received - v.credited // never read: its window comes back now
 	v.in, v.off = v.in[:0], 0
+	if v.gone != nil {
+		close(v.gone)
+		v.gone = nil
+	}
 	v.mu.Unlock()
 	signal(v.ready)
 	signal(v.space)
@@ -253,7 +261,7 @@ func (v *vconn) finish(id uint32, keepAlive bool) {
 	reuse := keepAlive && v.endRecv && v.off == len(v.in) && v.rerr == nil && !v.closed
 	open := !v.endRecv
 	owed := v.received - v.credited
-	v.id, v.readAny = 0, false
+	v.id, v.readAny, v.gone = 0, false, nil
 	if !reuse {
 		v.dead = true
 		v.in, v.off = v.in[:0], 0
@@ -409,10 +417,44 @@ func (v *vconn) SetDeadline(t time.Time) error {
 	return v.SetWriteDeadline(t)
 }
 
-// SetReadDeadline implements net.Conn.
+// SetReadDeadline implements net.Conn. A read waiting is woken to
+// look at the new deadline, which may be earlier than the one it waits
+// for (the proxy interrupts a body read that way).
 func (v *vconn) SetReadDeadline(t time.Time) error {
 	v.rdl.set(t)
+	signal(v.ready)
 	return nil
+}
+
+// Gone implements proxy.StreamWatcher: the channel is closed when the
+// current stream is reset (by the client, or by lbd for a framing
+// error) or the connection ends, and never if the exchange completes.
+func (v *vconn) Gone() <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.id == 0 || v.rerr != nil || v.dead || v.closed {
+		gone := make(chan struct{})
+		close(gone)
+		return gone
+	}
+	if v.gone == nil {
+		v.gone = make(chan struct{})
+	}
+	return v.gone
+}
+
+// ResetStream implements proxy.StreamResetter: the proxy's backend
+// reset the stream this one answers, with code.
+func (v *vconn) ResetStream(code uint32) {
+	v.mu.Lock()
+	id := v.id
+	v.mu.Unlock()
+	if id == 0 {
+		return
+	}
+	v.wmu.Lock()
+	defer v.wmu.Unlock()
+	v.abort(id, http2.ErrCode(code))
 }
 
 // SetWriteDeadline implements net.Conn.

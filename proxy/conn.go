@@ -267,6 +267,10 @@ func (c *conn) headError(st *Listener, err error) {
 func (c *conn) writeError(st *Listener, status int) {
 	// An error may come long after the request was read (a backend
 	// timeout): its write deadline runs from now.
+	if c.grpcRequest() {
+		c.writeGRPCError(st, status)
+		return
+	}
 	c.dl.forWrite(c.nc, time.Now(), st.Client)
 	c.srv.countGenerated(status)
 	page := c.editGenerated(st, st.Errors.Page(c.req.Minor, status, c.ex.cause))

@@ -162,6 +162,11 @@ func (c *conn) appendLogOp(st *Listener, op *logOp, b []byte, now time.Time) []b
 		return c.appendVHost(st, b)
 	case lkWAF:
 		return c.appendWAFVerdict(b)
+	case lkGRPC:
+		if c.ex.grpcStatus == 0 {
+			return append(b, '-')
+		}
+		return strconv.AppendInt(b, int64(c.ex.grpcStatus-1), 10)
 	}
 	if op.kind >= lkBackendName && op.kind <= lkListenerLocus {
 		return c.appendObject(st, op.kind, b)
