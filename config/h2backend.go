@@ -44,6 +44,13 @@ func addHTTP2BackendDirectives(t table[*Backend]) {
 	})
 }
 
+// addH2CDirective registers HTTP2 for ListenHTTP: accept cleartext
+// HTTP/2 with prior knowledge (h2c) beside HTTP/1.1. ListenHTTPS has
+// its own HTTP2, which offers h2 by ALPN.
+func addH2CDirective(t table[*Listener]) {
+	t.add("HTTP2", "b", func(_ *builder, l *Listener, _ *parser.Node, u []unit) { l.H2C = boolArg(u[0]) })
+}
+
 // checkHTTP2Backends applies the rules of HTTP/2 backends to a service:
 // a gRPC health check needs HTTP/2, and a service's backends speak one
 // protocol (a request is read and forwarded for the one protocol before

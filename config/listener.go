@@ -125,6 +125,7 @@ func initListenerTables() {
 		httpsTable[k] = d
 	}
 	addTLSDirectives(httpsTable)
+	addH2CDirective(httpTable)
 }
 
 // addErrorPageDirectives registers ErrorFile, the classic ErrNNN and

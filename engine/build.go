@@ -390,6 +390,7 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 		Forwarded: forwarded(cfg, l),
 		MaxTries:  3,
 		Tunnel:    l.Tunnel,
+		H2C:       l.H2C,
 	}
 	if l.HTTPS {
 		st.Scheme = "https"
