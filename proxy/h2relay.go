@@ -29,9 +29,14 @@ func (x *h2Exchange) relay(svc *service.Service, resp *http.Response) bool {
 	bp := ioPool.Get().(*[]byte)
 	defer ioPool.Put(bp)
 	rb := *bp
-	chunked := resp.ContentLength < 0
+	// Trailers (announced, or gRPC's, which never are) need the chunked
+	// framing, whatever length the backend gave.
+	chunked := resp.ContentLength < 0 || len(resp.Trailer) > 0
 	raw := appendStatusLine(rb[:0], resp.StatusCode, reasonFor(resp.StatusCode))
 	for k, vv := range resp.Header {
+		if k == "Content-Length" || k == "Transfer-Encoding" {
+			continue // the framing is written below
+		}
 		for _, v := range vv {
 			raw = appendLine(raw, k, v)
 		}
