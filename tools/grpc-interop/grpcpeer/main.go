@@ -9,6 +9,7 @@
 //	grpcpeer bidi -addr HOST:PORT [-tls -ca F -name N] [-streams 100 -messages 1000 -size 1024]
 //	grpcpeer cancel -addr HOST:PORT [-tls -ca F -name N]
 //	grpcpeer unary -addr HOST:PORT [-n 1]
+//	grpcpeer load -addr HOST:PORT -n CALLS -c CONCURRENCY [-stream]
 //
 // serve prints "ready", then "cancelled UNIXNANO" whenever a call ends
 // by cancellation while its handler runs; SIGUSR1 sets the health
@@ -61,7 +62,9 @@ func main() {
 	streams := fs.Int("streams", 100, "bidi: concurrent streams")
 	messages := fs.Int("messages", 1000, "bidi: messages each way per stream")
 	size := fs.Int("size", 1024, "bidi: message payload bytes")
-	n := fs.Int("n", 1, "unary: calls")
+	n := fs.Int("n", 1, "unary, load: calls (load: messages when -stream)")
+	conc := fs.Int("c", 1, "load: concurrent callers (streams)")
+	stream := fs.Bool("stream", false, "load: ping-pong messages on long-lived streams instead of unary calls")
 	maxAge := fs.Duration("max-conn-age", 0, "serve: send GOAWAY on connections this old (0: never)")
 	calls := fs.Bool("calls", false, "serve: print \"call METHOD\" for every call")
 	_ = fs.Parse(os.Args[2:]) // ExitOnError: Parse exits on a bad flag
@@ -69,7 +72,7 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(*addr, *cert, *key, *maxAge, *calls)
-	case "bidi", "cancel", "unary":
+	case "bidi", "cancel", "unary", "load":
 		var cc *grpc.ClientConn
 		if cc, err = dial(*addr, *useTLS, *ca, *name); err == nil {
 			defer cc.Close()
@@ -79,6 +82,8 @@ func main() {
 				err = bidi(c, *streams, *messages, *size)
 			case "cancel":
 				err = cancelCall(c)
+			case "load":
+				err = load(c, *n, *conc, *stream)
 			default:
 				err = unary(c, *n)
 			}
@@ -306,4 +311,55 @@ func unary(c testgrpc.TestServiceClient, n int) error {
 	}
 	fmt.Println("calls", n)
 	return nil
+}
+
+// load makes n calls of 100 bytes each way from c callers at once:
+// unary calls, or with stream messages ping-ponged on c long-lived
+// full-duplex streams. It prints the calls and the time taken.
+func load(tc testgrpc.TestServiceClient, n, c int, stream bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var next atomic.Int64
+	errs := make(chan error, c)
+	start := time.Now()
+	unaryReq := &testpb.SimpleRequest{ResponseSize: 100, Payload: &testpb.Payload{Body: make([]byte, 100)}}
+	streamReq := &testpb.StreamingOutputCallRequest{ResponseParameters: []*testpb.ResponseParameters{{Size: 100}},
+		Payload: &testpb.Payload{Body: make([]byte, 100)}}
+	for range c {
+		go func() {
+			var st testgrpc.TestService_FullDuplexCallClient
+			if stream {
+				var err error
+				if st, err = tc.FullDuplexCall(ctx); err != nil {
+					errs <- err
+					return
+				}
+				defer st.CloseSend()
+			}
+			for next.Add(1) <= int64(n) {
+				var err error
+				if stream {
+					if err = st.Send(streamReq); err == nil {
+						_, err = st.Recv()
+					}
+				} else {
+					_, err = tc.UnaryCall(ctx, unaryReq)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range c {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	d := time.Since(start)
+	fmt.Printf("calls=%d seconds=%.3f calls/s=%.0f\n", n, d.Seconds(), float64(n)/d.Seconds())
+	return first
 }
