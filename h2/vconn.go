@@ -78,9 +78,9 @@ type vconn struct {
 	enc     respEncoder
 	closing atomic.Bool // Close started: writes waiting for window give up
 
-	// gone, once asked for (Gone), is closed when the current stream is
+	// onGone, if set (OnGone), is called when the current stream is
 	// reset or its connection ends.
-	gone chan struct{}
+	onGone func()
 
 	ready chan struct{} // cap 1: input arrived or the state changed
 	space chan struct{} // cap 1: the send window grew or the state changed
@@ -238,11 +238,12 @@ func (v *vconn) release(id uint32, err error) {
 	}
 	owed := v.received - v.credited // never read: its window comes back now
 	v.in, v.off = v.in[:0], 0
-	if v.gone != nil {
-		close(v.gone)
-		v.gone = nil
-	}
+	gone := v.onGone
+	v.onGone = nil
 	v.mu.Unlock()
+	if gone != nil {
+		gone()
+	}
 	signal(v.ready)
 	signal(v.space)
 	v.sc.streamDone(v, id, false, owed)
@@ -261,7 +262,7 @@ func (v *vconn) finish(id uint32, keepAlive bool) {
 	reuse := keepAlive && v.endRecv && v.off == len(v.in) && v.rerr == nil && !v.closed
 	open := !v.endRecv
 	owed := v.received - v.credited
-	v.id, v.readAny, v.gone = 0, false, nil
+	v.id, v.readAny, v.onGone = 0, false, nil
 	if !reuse {
 		v.dead = true
 		v.in, v.off = v.in[:0], 0
@@ -426,21 +427,27 @@ func (v *vconn) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-// Gone implements proxy.StreamWatcher: the channel is closed when the
-// current stream is reset (by the client, or by lbd for a framing
-// error) or the connection ends, and never if the exchange completes.
-func (v *vconn) Gone() <-chan struct{} {
+// OnGone implements proxy.StreamWatcher: f is called (once, from
+// another goroutine) when the current stream is reset by the client or
+// by lbd for a framing error, or the connection ends; never if the
+// exchange completes. It reports false, and keeps nothing, when the
+// stream is gone already.
+func (v *vconn) OnGone(f func()) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.id == 0 || v.rerr != nil || v.dead || v.closed {
-		gone := make(chan struct{})
-		close(gone)
-		return gone
+		return false
 	}
-	if v.gone == nil {
-		v.gone = make(chan struct{})
-	}
-	return v.gone
+	v.onGone = f
+	return true
+}
+
+// ForgetGone implements proxy.StreamWatcher: the exchange that called
+// OnGone is over.
+func (v *vconn) ForgetGone() {
+	v.mu.Lock()
+	v.onGone = nil
+	v.mu.Unlock()
 }
 
 // ResetStream implements proxy.StreamResetter: the proxy's backend

@@ -143,13 +143,14 @@ func (p *Pool) GetClientConn(req *http.Request, _ string) (*http2.ClientConn, er
 }
 
 // reserveLocked takes a stream on the first connection that has one,
-// dropping connections that can take no more (closed, or draining
-// after a GOAWAY: their streams finish, new ones go elsewhere).
+// dropping connections that will take no more (closed, or draining
+// after a GOAWAY: their streams finish, new ones go elsewhere). A
+// connection at its stream limit stays.
 func (p *Pool) reserveLocked() *http2.ClientConn {
 	kept := p.conns[:0]
 	var got *http2.ClientConn
 	for _, cc := range p.conns {
-		if !cc.CanTakeNewRequest() {
+		if st := cc.State(); st.Closed || st.Closing {
 			continue
 		}
 		kept = append(kept, cc)

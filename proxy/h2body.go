@@ -16,12 +16,15 @@ import (
 // response; the proxy waits for any read in progress before it lets go
 // of the connection's buffer (abort).
 type h2Body struct {
-	c        *conn
-	st       *Listener
-	onData   func()
-	chunked  bool
-	left     int64 // Content-Length bytes still to come
-	dc       dechunker
+	c       *conn
+	st      *Listener
+	onData  func()
+	chunked bool
+	left    int64 // Content-Length bytes still to come
+	dc      dechunker
+	// whole: a chunked body that was complete in the buffer, decoded, so
+	// the stream announces its length and ends with its one DATA frame.
+	whole    []byte
 	state    atomic.Int32          // bodyUntouched, bodyReading, bodyDone
 	mu       sync.Mutex            // held by Read for its whole duration
 	closed   bool                  // under mu: no further reads
@@ -40,12 +43,31 @@ func newH2Body(c *conn, st *Listener, onData func()) *h2Body {
 	case http1.BodyChunked:
 		b.chunked = true
 		c.chunk.Reset()
+		b.takeWhole()
 	case http1.BodyLength:
 		b.left = c.req.ContentLength
 	default:
 		b.state.Store(bodyDone)
 	}
 	return b
+}
+
+// takeWhole decodes a chunked body that is already complete in the
+// buffer (a gRPC unary call, typically) into b.whole.
+func (b *h2Body) takeWhole() {
+	c := b.c
+	avail := (*c.buf)[c.r:c.w]
+	var scan http1.ChunkScanner
+	n, done, err := scan.Scan(avail)
+	if err != nil || !done {
+		return // read as it comes; Read reports a framing error
+	}
+	b.whole = b.dc.decode(make([]byte, 0, n), avail[:n])
+	c.r += n
+	b.chunked, b.left = false, int64(len(b.whole))
+	if b.left == 0 {
+		b.state.Store(bodyDone)
+	}
 }
 
 // length is the Content-Length the stream announces, -1 if unknown.
@@ -83,6 +105,14 @@ func (b *h2Body) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	b.state.Store(bodyReading)
+	if b.whole != nil {
+		n := copy(p, b.whole[len(b.whole)-int(b.left):])
+		if b.left -= int64(n); b.left == 0 {
+			b.state.Store(bodyDone)
+		}
+		b.onData()
+		return n, nil
+	}
 	c := b.c
 	for {
 		avail := (*c.buf)[c.r:c.w]

@@ -26,11 +26,16 @@ import (
 // passes through, and an HTTP/1.1 client gets the same response
 // translated. None of this runs for HTTP/1.1 backends.
 
-// StreamWatcher is implemented by the connections of package h2: Gone
-// is closed when the client resets the current stream (or its
-// connection ends), so that the backend's stream is reset at once even
-// while nothing is being read or written.
-type StreamWatcher interface{ Gone() <-chan struct{} }
+// StreamWatcher is implemented by the connections of package h2: the
+// function given to OnGone is called when the client resets the current
+// stream (or its connection ends), so that the backend's stream is
+// reset at once even while nothing is being read or written. OnGone
+// reports false when the stream is gone already; ForgetGone ends the
+// watch.
+type StreamWatcher interface {
+	OnGone(func()) bool
+	ForgetGone()
+}
 
 // StreamResetter is implemented by the connections of package h2: it
 // resets the current stream with an HTTP/2 error code, as a backend
@@ -120,11 +125,10 @@ type h2Exchange struct {
 	grpcDeadline atomic.Bool
 	idle         *time.Timer
 	idleFor      time.Duration
-	done         chan struct{}
 }
 
 func newH2Exchange(c *conn, st *Listener) *h2Exchange {
-	x := &h2Exchange{c: c, st: st, done: make(chan struct{})}
+	x := &h2Exchange{c: c, st: st}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if v := c.req.HeaderValue([]byte("Grpc-Timeout")); v != nil {
 		if d, ok := h2backend.ParseTimeout(v); ok {
@@ -134,15 +138,8 @@ func newH2Exchange(c *conn, st *Listener) *h2Exchange {
 			})
 		}
 	}
-	if w, ok := c.nc.(StreamWatcher); ok {
-		gone := w.Gone()
-		go func() {
-			select {
-			case <-gone:
-				x.cancel()
-			case <-x.done:
-			}
-		}()
+	if w, ok := c.nc.(StreamWatcher); ok && !w.OnGone(x.cancel) {
+		x.cancel()
 	}
 	x.body = newH2Body(c, st, x.activity)
 	return x
@@ -150,7 +147,9 @@ func newH2Exchange(c *conn, st *Listener) *h2Exchange {
 
 // stop ends the exchange's timers and watcher.
 func (x *h2Exchange) stop() {
-	close(x.done)
+	if w, ok := x.c.nc.(StreamWatcher); ok {
+		w.ForgetGone()
+	}
 	if x.idle != nil {
 		x.idle.Stop()
 	}
