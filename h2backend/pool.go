@@ -173,7 +173,7 @@ func (p *Pool) dial(ctx context.Context) (*http2.ClientConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc, err := p.t.NewClientConn(nc)
+	cc, err := p.t.NewClientConn(newBatchConn(nc))
 	if err != nil {
 		nc.Close()
 		return nil, err

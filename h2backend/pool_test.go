@@ -99,3 +99,31 @@ func TestPoolDialError(t *testing.T) {
 		t.Errorf("%d connections kept", conns)
 	}
 }
+
+// TestBatchConnWritesInOrder: what is written arrives whole and in
+// order however the writes are batched, and what was queued before
+// Close is written before the connection closes.
+func TestBatchConnWritesInOrder(t *testing.T) {
+	a, b := net.Pipe()
+	bc := newBatchConn(a)
+	got := make(chan []byte)
+	go func() {
+		all, _ := io.ReadAll(b) // ends with the pipe's close
+		got <- all
+	}()
+	var want []byte
+	for i := 0; i < 1000; i++ {
+		p := []byte{byte(i), byte(i >> 8), 'x'}
+		want = append(want, p...)
+		if n, err := bc.Write(p); n != len(p) || err != nil {
+			t.Fatalf("write %d: %d %v", i, n, err)
+		}
+	}
+	bc.Close()
+	if all := <-got; string(all) != string(want) {
+		t.Errorf("read %d bytes, want %d in order", len(all), len(want))
+	}
+	if _, err := bc.Write([]byte("late")); err == nil {
+		t.Error("a write after Close succeeded")
+	}
+}
