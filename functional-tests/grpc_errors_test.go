@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -177,4 +178,52 @@ func startTLSHTTP1Backend(t *testing.T) int {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestGRPCStatusLoggedAndCounted: the grpc-status of every gRPC
+// response, a backend's (OK, UNIMPLEMENTED) or lbd's own (UNAVAILABLE
+// for a dead backend), shows in the access log (%{grpc}N) and in
+// lbd_listener_grpc_responses_total. lbd's own error is logged with the
+// HTTP status it stands for (503), as its other replies are.
+func TestGRPCStatusLoggedAndCounted(t *testing.T) {
+	g := startGRPCPeer(t)
+	cfg := "Daemon 0\nLogFormat \"g\" \"%r %s grpc=%{grpc}N\"\nLogLevel \"g\"\nAlive 30\n" +
+		"ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tHTTP2 1\n" +
+		"\tService\n\t\tURL \"^/metrics$\"\n\t\tMetrics\n\tEnd\n" +
+		"\tService\n\t\tURL \"^/dead\"\n" + h2Backend(freePort(t)) + "\tEnd\n" +
+		"\tService\n" + h2Backend(g.port) + "\tEnd\nEnd\n"
+	lbd := startLBD(t, cfg)
+	calls := []struct{ path, want, logged string }{
+		{"/grpc.testing.TestService/EmptyCall", "0", "200"},
+		{"/grpc.testing.TestService/NoSuchCall", "12", "200"},
+		{"/dead/grpc.testing.TestService/EmptyCall", "14", "503"},
+	}
+	for _, c := range calls {
+		if st, msg := grpcCall(t, lbd.addr, c.path, ""); st != c.want {
+			t.Errorf("%s: grpc-status %q (%s), want %s", c.path, st, msg, c.want)
+		}
+		waitLog(t, lbd, "POST "+c.path+" HTTP/2.0 "+c.logged+" grpc="+c.want, 3*time.Second)
+	}
+	resp, err := http.Get("http://" + lbd.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body) // a short read fails the matches below
+	resp.Body.Close()
+	for _, code := range []string{"0", "12", "14"} {
+		re := regexp.MustCompile(`(?m)^lbd_listener_grpc_responses_total\{[^}]*code="` + code + `"[^}]*\} 1$`)
+		if !re.Match(body) {
+			t.Errorf("no lbd_listener_grpc_responses_total of 1 for code %s in:\n%s", code, grepLines(string(body), "grpc"))
+		}
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

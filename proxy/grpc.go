@@ -16,6 +16,32 @@ import (
 
 var hdrContentTypeB = []byte("Content-Type")
 
+// grpcCodeCount: the codes gRPC defines (0 OK to 16 UNAUTHENTICATED);
+// any other status a backend sends is counted as 2 (UNKNOWN).
+const grpcCodeCount = 17
+
+func (s *Server) countGRPC(code int) {
+	if code < 0 || code >= grpcCodeCount {
+		code = h2backend.CodeUnknown
+	}
+	s.grpcCodes[code].Add(1)
+}
+
+// GRPCStatuses returns the gRPC responses counted by grpc-status code
+// (the index), or nil before the first.
+func (s *Server) GRPCStatuses() []int64 {
+	var out []int64
+	for i := range s.grpcCodes {
+		if n := s.grpcCodes[i].Load(); n > 0 {
+			if out == nil {
+				out = make([]int64, grpcCodeCount)
+			}
+			out[i] = n
+		}
+	}
+	return out
+}
+
 // grpcRequest reports whether the request is a gRPC call.
 func (c *conn) grpcRequest() bool {
 	return h2backend.IsGRPC(c.req.HeaderValue(hdrContentTypeB))

@@ -326,6 +326,9 @@ func (c *conn) reqHeader(name string) ([]byte, bool) {
 func (c *conn) record() {
 	d := time.Since(c.ex.start)
 	c.srv.requests.Observe(c.ex.status, d)
+	if c.ex.grpcStatus > 0 {
+		c.srv.countGRPC(c.ex.grpcStatus - 1)
+	}
 	if c.ex.svc != nil && c.ex.svc.Stats != nil {
 		c.ex.svc.Stats.Observe(c.ex.status, d)
 	}

@@ -124,6 +124,8 @@ type Server struct {
 	wafHits atomic.Int64
 	// h2c serves the listener's cleartext HTTP/2 connections (h2c.go).
 	h2c h2cServer
+	// grpcCodes counts gRPC responses by grpc-status (grpc.go).
+	grpcCodes [grpcCodeCount]atomic.Int64
 	// requests records every HTTP request's duration and status class
 	// (lbd_listener_* metrics). It lives on the Server, which survives
 	// reloads, not on the Listener state, which does not.
