@@ -1,6 +1,9 @@
 package functionaltests
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -160,5 +163,59 @@ func waitLog(t *testing.T, lbd *proc, want string, d time.Duration) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %q in lbd's log after %v:\n%s", want, d, lbd.out.String())
 		}
+	}
+}
+
+// TestGRPCLargeMessages: messages of 4 MiB and more each way, on
+// concurrent bidirectional streams through lbd (TLS to lbd, h2c to the
+// backend), arrive whole.
+func TestGRPCLargeMessages(t *testing.T) {
+	p := newTLSPKI(t)
+	g := startGRPCPeer(t)
+	lbd := startLBD(t, grpcConfig(p.path("a.pem"), "", h2Backend(g.port)))
+	args := append([]string{"bidi", "-addr", lbd.addr, "-streams", "2", "-messages", "3", "-size", "4200000"}, p.grpcClientArgs()...)
+	if out, code := runTool(t, "grpcpeer", args...); code != 0 || !strings.Contains(out, "streams=2 sent=6 received=6 errors=0") {
+		t.Fatalf("4 MiB messages through lbd: exit %d\n%s", code, out)
+	}
+}
+
+// TestGRPCSessionOnMetadata: a Session on a request header keeps the
+// calls that carry the same metadata on one backend, per call, while
+// calls share the client's one connection.
+func TestGRPCSessionOnMetadata(t *testing.T) {
+	name := func(n string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, n) })
+	}
+	a, b := h2cBackend(t, name("a")), h2cBackend(t, name("b"))
+	session := "\t\tSession\n\t\t\tType HEADER\n\t\t\tID \"x-user\"\n\t\t\tTTL 60\n\t\tEnd\n"
+	lbd := startLBD(t, grpcConfig("", "", h2Backend(a), h2Backend(b), session))
+	client := h2cClient()
+	seen := map[string]map[string]bool{}
+	for i := 0; i < 40; i++ {
+		user := fmt.Sprintf("user%d", i%4)
+		req, _ := http.NewRequest("POST", "http://"+lbd.addr+"/svc/Call", strings.NewReader("x")) // a constant, valid URL
+		req.Header.Set("X-User", user)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body) // an empty body fails below
+		resp.Body.Close()
+		if seen[user] == nil {
+			seen[user] = map[string]bool{}
+		}
+		seen[user][string(body)] = true
+	}
+	both := map[string]bool{}
+	for user, backends := range seen {
+		if len(backends) != 1 {
+			t.Errorf("%s went to %v, want one backend", user, backends)
+		}
+		for be := range backends {
+			both[be] = true
+		}
+	}
+	if !both["a"] || !both["b"] {
+		t.Logf("sessions all landed on %v (random balancing may do that)", both)
 	}
 }

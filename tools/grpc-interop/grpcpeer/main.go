@@ -110,7 +110,8 @@ func serve(addr, cert, key string, maxAge time.Duration, calls bool) error {
 		}
 		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(&pair)))
 	}
-	opts = append(opts, grpc.StreamInterceptor(reportCancel), grpc.UnaryInterceptor(reportCancelUnary))
+	opts = append(opts, grpc.StreamInterceptor(reportCancel), grpc.UnaryInterceptor(reportCancelUnary),
+		grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20)) // large-message tests
 	srv := grpc.NewServer(opts...)
 	testgrpc.RegisterTestServiceServer(srv, interop.NewTestServer())
 	hs := health.NewServer()
