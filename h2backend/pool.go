@@ -8,6 +8,8 @@
 // gRPC health check.
 package h2backend
 
+//lint:file-ignore SA1019 x/net/http2's client (Transport, ClientConn, ConnPool) is what lbd uses for HTTP/2 backends, as its front end uses x/net's Framer; x/net v0.62 marks it deprecated in favour of net/http's own (Go 1.26 http.Transport.NewClientConn), to which it delegates from Go 1.27 on. Moving to it (the backend's dialer, with its accounting and ALPN check, behind http.Transport's DialContext and DialTLSContext) is left for later: see the hand-over note.
+
 import (
 	"context"
 	"errors"

@@ -242,14 +242,6 @@ func hopByHopH2(name []byte) bool {
 	return false
 }
 
-// cutOff reports a response cut short: ctx ended by whom.
-func (x *h2Exchange) cutOff() error {
-	if x.grpcDeadline.Load() {
-		return errGRPCDeadline
-	}
-	return errClientGone
-}
-
 // reasonFor is the reason phrase of an HTTP/2 status (which has none).
 func reasonFor(status int) string {
 	if r := http.StatusText(status); r != "" {
