@@ -1,6 +1,7 @@
 package functionaltests
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -8,9 +9,13 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // h2cBackend serves h with Go's HTTP/2 server, cleartext with prior
@@ -226,4 +231,51 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestH2BackendResetReachesClient: a backend that resets a stream after
+// its response began (here with ENHANCE_YOUR_CALM) has the client's
+// stream reset with the same code.
+func TestH2BackendResetReachesClient(t *testing.T) {
+	be := connBackend(t, "127.0.0.1", func(c net.Conn) {
+		defer c.Close()
+		preface := make([]byte, len(http2.ClientPreface))
+		if _, err := io.ReadFull(c, preface); err != nil {
+			return
+		}
+		fr := http2.NewFramer(c, c)
+		fr.WriteSettings()
+		var enc bytes.Buffer
+		he := hpack.NewEncoder(&enc)
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					fr.WriteSettingsAck()
+				}
+			case *http2.HeadersFrame:
+				enc.Reset()
+				he.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+				fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc.Bytes(), EndHeaders: true})
+				fr.WriteData(f.StreamID, false, []byte("partial"))
+				fr.WriteRSTStream(f.StreamID, http2.ErrCodeEnhanceYourCalm)
+			}
+		}
+	})
+	_, port, _ := net.SplitHostPort(be.addr)
+	p, _ := strconv.Atoi(port) // connBackend's own address
+	lbd := startLBD(t, grpcConfig("", "", h2Backend(p)))
+	resp, err := h2cClient().Get("http://" + lbd.addr + "/reset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil || !strings.Contains(err.Error(), "ENHANCE_YOUR_CALM") {
+		t.Errorf("reading the body: %v, want the backend's reset code ENHANCE_YOUR_CALM", err)
+	}
 }
