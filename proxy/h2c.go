@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -88,6 +89,24 @@ func (s *Server) serveStream(nc net.Conn) bool {
 type prefixConn struct {
 	net.Conn
 	pre []byte
+}
+
+// Lingering close: what the client sent last (a PING after its
+// GOAWAY, say) is read and dropped for up to lingerTime, so the close
+// does not turn into a reset that loses the frames lbd sent before it.
+const (
+	lingerTime  = time.Second
+	lingerBytes = 64 << 10
+)
+
+// Close ends the sending side first and lingers (see lingerTime).
+func (p *prefixConn) Close() error {
+	if cw, ok := p.Conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		// A deadline or read error only ends the lingering early.
+		_ = p.Conn.SetReadDeadline(time.Now().Add(lingerTime))
+		_, _ = io.Copy(io.Discard, io.LimitReader(p.Conn, lingerBytes))
+	}
+	return p.Conn.Close()
 }
 
 func (p *prefixConn) Read(b []byte) (int, error) {
