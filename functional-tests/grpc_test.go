@@ -219,3 +219,15 @@ func TestGRPCSessionOnMetadata(t *testing.T) {
 		t.Logf("sessions all landed on %v (random balancing may do that)", both)
 	}
 }
+
+// TestGRPCLongLivedStream: a stream that goes on sending for longer than
+// the listener's Client timeout (1 s here) lives on: data moving either
+// way keeps it, only the backend's TimeOut of silence would end it.
+func TestGRPCLongLivedStream(t *testing.T) {
+	g := startGRPCPeer(t)
+	lbd := startLBD(t, strings.Replace(grpcConfig("", "", h2Backend(g.port)), "Client 10", "Client 1", 1))
+	out, code := runTool(t, "grpcpeer", "bidi", "-addr", lbd.addr, "-streams", "3", "-messages", "25", "-size", "100", "-pace", "100ms")
+	if code != 0 || !strings.Contains(out, "streams=3 sent=75 received=75 errors=0") {
+		t.Fatalf("2.5 s streams with Client 1: exit %d\n%s", code, out)
+	}
+}

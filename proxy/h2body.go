@@ -49,6 +49,14 @@ func newH2Body(c *conn, st *Listener, onData func()) *h2Body {
 	default:
 		b.state.Store(bodyDone)
 	}
+	if !b.finished() {
+		// The head's read deadline (Client) must not cut a long-lived
+		// stream: the exchange's idle timer (the backend's TimeOut,
+		// data either way) bounds it instead, and abort interrupts a
+		// read the exchange no longer needs. Set before any reader runs.
+		c.nc.SetReadDeadline(time.Time{})
+		c.dl.read = 0
+	}
 	return b
 }
 

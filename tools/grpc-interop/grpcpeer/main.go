@@ -6,7 +6,7 @@
 // cancellation at a known time).
 //
 //	grpcpeer serve -addr HOST:PORT [-cert F -key F] [-max-conn-age D] [-calls]
-//	grpcpeer bidi -addr HOST:PORT [-tls -ca F -name N] [-streams 100 -messages 1000 -size 1024]
+//	grpcpeer bidi -addr HOST:PORT [-tls -ca F -name N] [-streams 100 -messages 1000 -size 1024 -pace 0]
 //	grpcpeer cancel -addr HOST:PORT [-tls -ca F -name N]
 //	grpcpeer unary -addr HOST:PORT [-n 1]
 //	grpcpeer load -addr HOST:PORT -n CALLS -c CONCURRENCY [-stream]
@@ -62,6 +62,7 @@ func main() {
 	streams := fs.Int("streams", 100, "bidi: concurrent streams")
 	messages := fs.Int("messages", 1000, "bidi: messages each way per stream")
 	size := fs.Int("size", 1024, "bidi: message payload bytes")
+	pace := fs.Duration("pace", 0, "bidi: pause between a stream's messages (a long-lived stream)")
 	n := fs.Int("n", 1, "unary, load: calls (load: messages when -stream)")
 	conc := fs.Int("c", 1, "load: concurrent callers (streams)")
 	stream := fs.Bool("stream", false, "load: ping-pong messages on long-lived streams instead of unary calls")
@@ -79,7 +80,7 @@ func main() {
 			c := testgrpc.NewTestServiceClient(cc)
 			switch os.Args[1] {
 			case "bidi":
-				err = bidi(c, *streams, *messages, *size)
+				err = bidi(c, *streams, *messages, *size, *pace)
 			case "cancel":
 				err = cancelCall(c)
 			case "load":
@@ -205,7 +206,7 @@ func dial(addr string, useTLS bool, ca, name string) (*grpc.ClientConn, error) {
 // bidi runs streams full-duplex calls at once, each sending messages
 // requests of size bytes that each ask for one response of size bytes,
 // and checks that every response came, in full.
-func bidi(c testgrpc.TestServiceClient, streams, messages, size int) error {
+func bidi(c testgrpc.TestServiceClient, streams, messages, size int, pace time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var sent, received atomic.Int64
@@ -225,6 +226,7 @@ func bidi(c testgrpc.TestServiceClient, streams, messages, size int) error {
 						return // Recv reports why
 					}
 					sent.Add(1)
+					time.Sleep(pace)
 				}
 				_ = st.CloseSend() // never fails for a client stream
 			}()
