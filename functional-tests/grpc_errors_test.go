@@ -100,7 +100,7 @@ func TestH2BackendBadInput(t *testing.T) {
 	cfg := "Daemon 0\nLogLevel 0\nAlive 30\nTimeOut 5\nClient 10\nGrace 1\nListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tHTTP2 1\n" +
 		strings.Replace(service("^/h1", 0), "127.0.0.1\n\t\t\tPort 0", "127.0.0.2\n\t\t\tPort "+h1port, 1) +
 		strings.Replace(service("^/garbage", 0), "Port 0", "Port "+gport, 1) +
-		service("^/big", bigHeader) + service("^/slow", slow) + service("^/tlsh1", tlsH1, "HTTPS") +
+		service("^/big", bigHeader) + service("^/slow", slow, "TimeOut 1") + service("^/tlsh1", tlsH1, "HTTPS") +
 		service("^/good", good) + "End\n"
 	lbd := startLBD(t, cfg)
 	cases := []struct {
@@ -125,7 +125,13 @@ func TestH2BackendBadInput(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	if st, msg := grpcCall(t, lbd.addr, "/slow", "200m"); st != "4" || time.Since(start) > 2*time.Second {
+	if resp, err := http.Get("http://" + lbd.addr + "/slow"); err != nil || resp.StatusCode != 504 || time.Since(start) > 3*time.Second {
+		t.Errorf("/slow (TimeOut 1): %v %v after %v, want 504 after about a second", resp, err, time.Since(start))
+	} else {
+		resp.Body.Close()
+	}
+	start = time.Now()
+	if st, msg := grpcCall(t, lbd.addr, "/slow", "200m"); st != "4" || time.Since(start) > 900*time.Millisecond {
 		t.Errorf("/slow with grpc-timeout 200m: grpc-status %q (%s) after %v, want 4 (DEADLINE_EXCEEDED) at once", st, msg, time.Since(start))
 	}
 	if !strings.Contains(lbd.out.String(), "did not accept HTTP/2") {

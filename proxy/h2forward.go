@@ -121,10 +121,11 @@ type h2Exchange struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	body   *h2Body
-	// grpcDeadline: the request's grpc-timeout ran out.
-	grpcDeadline atomic.Bool
-	idle         *time.Timer
-	idleFor      time.Duration
+	// grpcDeadline: the request's grpc-timeout ran out (deadline);
+	// idleOut: no data moved either way for the backend's TimeOut (idle).
+	grpcDeadline, idleOut atomic.Bool
+	deadline, idle        *time.Timer
+	idleFor               time.Duration
 }
 
 func newH2Exchange(c *conn, st *Listener) *h2Exchange {
@@ -132,7 +133,7 @@ func newH2Exchange(c *conn, st *Listener) *h2Exchange {
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if v := c.req.HeaderValue([]byte("Grpc-Timeout")); v != nil {
 		if d, ok := h2backend.ParseTimeout(v); ok {
-			time.AfterFunc(d, func() {
+			x.deadline = time.AfterFunc(d, func() {
 				x.grpcDeadline.Store(true)
 				x.cancel()
 			})
@@ -153,6 +154,9 @@ func (x *h2Exchange) stop() {
 	if x.idle != nil {
 		x.idle.Stop()
 	}
+	if x.deadline != nil {
+		x.deadline.Stop()
+	}
 	x.cancel()
 	x.body.abort()
 }
@@ -170,6 +174,8 @@ func (x *h2Exchange) cause(err error) error {
 	switch {
 	case x.grpcDeadline.Load():
 		return errGRPCDeadline
+	case x.idleOut.Load():
+		return errTimeout
 	case x.body.failure() != nil:
 		return x.body.failure()
 	case x.ctx.Err() != nil:
@@ -224,7 +230,10 @@ func (x *h2Exchange) request(b *backend.Backend, head []byte) (*http.Request, er
 	if t := b.TimeOut(); t > 0 {
 		x.idleFor = t
 		if x.idle == nil {
-			x.idle = time.AfterFunc(t, x.cancel)
+			x.idle = time.AfterFunc(t, func() {
+				x.idleOut.Store(true)
+				x.cancel()
+			})
 		}
 	}
 	return r, nil
