@@ -72,7 +72,22 @@ $(TOOLS)/oauth2-proxy: tools/sso/go.mod tools/sso/go.sum
 $(TOOLS)/oidc-example-op: tools/sso/go.mod tools/sso/go.sum
 	cd tools/sso && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$@ github.com/zitadel/oidc/v3/example/server
 
-functional: build $(TOOLS)/h2spec $(SSO_TOOLS)
+
+# grpc-go's interop server and client, and grpcpeer (lbd's own gRPC
+# test peer), from their tools module (tools/grpc-interop/go.mod pins
+# google.golang.org/grpc and every dependency).
+GRPC_TOOLS := $(TOOLS)/grpc-interop-server $(TOOLS)/grpc-interop-client $(TOOLS)/grpcpeer
+
+$(TOOLS)/grpc-interop-server: tools/grpc-interop/go.mod tools/grpc-interop/go.sum
+	cd tools/grpc-interop && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$@ google.golang.org/grpc/interop/server
+
+$(TOOLS)/grpc-interop-client: tools/grpc-interop/go.mod tools/grpc-interop/go.sum
+	cd tools/grpc-interop && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$@ google.golang.org/grpc/interop/client
+
+$(TOOLS)/grpcpeer: tools/grpc-interop/go.mod tools/grpc-interop/go.sum tools/grpc-interop/grpcpeer/main.go
+	cd tools/grpc-interop && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$@ ./grpcpeer
+
+functional: build $(TOOLS)/h2spec $(SSO_TOOLS) $(GRPC_TOOLS)
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
 		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts \
 		$(GO) test $(TAGS) -count=1 -timeout 10m ./functional-tests/...

@@ -20,6 +20,7 @@ var lbdFamilies = []metricFamily{
 	{name: "lbd_listener_connections", typ: "gauge", help: "Client connections a listener has open now."},
 	{name: "lbd_listener_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the response, per listener."},
 	{name: "lbd_listener_responses", typ: "counter", help: "Responses sent by a listener, by status class (lbd's own replies included)."},
+	{name: "lbd_listener_grpc_responses", typ: "counter", help: "gRPC responses sent by a listener (its backends' and lbd's own), by grpc-status code."},
 	{name: "lbd_tbf_decisions", typ: "counter", help: "Requests a TBF condition let through (allow) or refused (refuse), per listener or service and TBF."},
 	{name: "lbd_acl_decisions", typ: "counter", help: "ACL conditions evaluated, per listener or service and ACL, by decision: match (the client is in the list) or nomatch."},
 	{name: "lbd_service_state", typ: "gauge", help: "State of a service: up (enabled, a backend can take requests), down (enabled, none can) or disabled; 1 for the current state."},
@@ -64,6 +65,11 @@ func (e *exposition) lbdListener(lbl [][2]string, l *Listener) {
 		e.add("lbd_listener_connections", "", lbl, strconv.FormatInt(l.Connections, 10))
 	}
 	e.requests("lbd_listener", lbl, &l.Requests)
+	for code, n := range l.GRPCStatus {
+		if n > 0 {
+			e.add("lbd_listener_grpc_responses", "_total", with(lbl, "code", strconv.Itoa(code)), strconv.FormatInt(n, 10))
+		}
+	}
 	e.tbfs(lbl, l.Limits.RateLimits)
 	e.acls(lbl, l.Limits.ACLs)
 }

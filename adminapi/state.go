@@ -111,6 +111,9 @@ type Listener struct {
 	// Requests are the listener's request durations and status classes
 	// (lbd_listener_*); a zero value (no Bounds) shows none.
 	Requests RequestStats
+	// GRPCStatus counts the gRPC responses by grpc-status code (the
+	// index; lbd_listener_grpc_responses_total).
+	GRPCStatus []int64
 	// Limits are the TBF filters and BasicAuth files the listener's own
 	// rules use (lbd; the Pound dialect shows them when there are some).
 	Limits Limits

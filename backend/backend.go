@@ -20,6 +20,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"lbd/h2backend"
 	"lbd/internal/metrics"
 	"lbd/internal/sockio"
 )
@@ -92,6 +93,14 @@ type Options struct {
 	ServerName string
 	// HTTPS says DialContext speaks TLS (shown by the control API).
 	HTTPS bool
+	// HTTP2 speaks HTTP/2 to the backend (TLS with ALPN h2 when HTTPS,
+	// else h2c with prior knowledge): see HTTP2.
+	HTTP2 bool
+	// GRPCCheck probes the backend with the gRPC health check
+	// (grpc.health.v1.Health/Check for GRPCService, "" = the server)
+	// instead of a TCP connect; it needs HTTP2.
+	GRPCCheck   bool
+	GRPCService string
 }
 
 // Backend is one backend server: immutable identity plus atomic runtime
@@ -146,6 +155,9 @@ type Backend struct {
 	dial               DialFunc
 	serverName         string
 	https              bool
+	h2                 *h2backend.Pool // HTTP/2 backends only
+	grpcCheck          bool
+	grpcService        string
 }
 
 // New builds a Backend from o, applying the documented defaults. It starts
@@ -195,6 +207,7 @@ func New(o Options) *Backend {
 	b.latency.Store(-1)
 	b.connectTime.Store(-1)
 	b.pool.init(o.MaxIdle, o.IdleTimeout)
+	b.initHTTP2(o)
 	return b
 }
 

@@ -171,13 +171,14 @@ func (p *Prober) roundLocked(round *sync.WaitGroup) {
 }
 
 // wants reports whether b needs a probe this round. Disabled backends are
-// never probed (zproxy); live ones only with CheckAlive or an HAport
+// never probed (zproxy); live ones only with CheckAlive, an HAport or a
+// gRPC health check
 // (classic Pound kills a live backend whose HAport stops answering).
 func (p *Prober) wants(b *Backend) bool {
 	if !b.Enabled() {
 		return false
 	}
-	return !b.Alive() || p.cfg.CheckAlive || b.hasHA
+	return !b.Alive() || p.cfg.CheckAlive || b.hasHA || b.grpcCheck
 }
 
 // launchLocked starts one probe goroutine for b if none is in flight. The
@@ -218,6 +219,9 @@ func (p *Prober) launch(b *Backend, round *sync.WaitGroup) bool {
 // Its result and duration are counted (lbd_backend_health_check_*)
 // unless parent ended first, which says nothing about the backend.
 func (b *Backend) Probe(parent context.Context) error {
+	if b.grpcCheck && b.h2 != nil {
+		return b.probeGRPC(parent)
+	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, b.connTO)
 	defer cancel()

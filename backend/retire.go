@@ -6,6 +6,9 @@ package backend
 func (b *Backend) Retire() {
 	b.retired.Store(true)
 	b.CloseIdle()
+	if b.h2 != nil {
+		b.h2.Close() // streams in flight finish first
+	}
 }
 
 // Retired reports whether Retire was called.

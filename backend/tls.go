@@ -36,6 +36,11 @@ func TLSDial(base DialFunc, cfg *tls.Config, address string) DialFunc {
 			raw.Close()
 			return nil, err
 		}
+		if wantsH2(cfg) && tc.ConnectionState().NegotiatedProtocol != "h2" {
+			// Told to speak HTTP/2, and the backend did not agree to it.
+			tc.Close()
+			return nil, errNoH2
+		}
 		return &tlsConn{Conn: tc, raw: raw}, nil
 	}
 }
@@ -48,7 +53,15 @@ type tlsConn struct {
 	raw net.Conn
 }
 
-var errNoRaw = errors.New("backend: no raw socket")
+var (
+	errNoRaw = errors.New("backend: no raw socket")
+	errNoH2  = errors.New("the backend did not accept HTTP/2 (no ALPN h2 in its TLS handshake)")
+)
+
+// wantsH2 reports whether cfg offers only h2 by ALPN: an HTTP/2 backend.
+func wantsH2(cfg *tls.Config) bool {
+	return len(cfg.NextProtos) == 1 && cfg.NextProtos[0] == "h2"
+}
 
 // SyscallConn implements syscall.Conn with the raw socket.
 func (c *tlsConn) SyscallConn() (syscall.RawConn, error) {

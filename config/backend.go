@@ -96,6 +96,7 @@ func initBackendTable() {
 	})
 	t.add("Use", "s", func(_ *builder, be *Backend, _ *parser.Node, u []unit) { be.Name = u[0].arg.Text })
 	initDynamicBackendTable(t)
+	addHTTP2BackendDirectives(t)
 }
 
 func backendPriority(b *builder, be *Backend, _ *parser.Node, u []unit) {

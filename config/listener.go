@@ -126,6 +126,7 @@ func initListenerTables() {
 	}
 	addTLSDirectives(httpsTable)
 	addACMEDirectives(httpsTable)
+	addH2CDirective(httpTable)
 }
 
 // addErrorPageDirectives registers ErrorFile, the classic ErrNNN and

@@ -202,6 +202,9 @@ type Listener struct {
 	RewriteLocURL bool `json:"rewrite_location_url"`
 	RewriteDest   bool `json:"rewrite_destination"`
 	RewriteHost   bool `json:"rewrite_host"`
+	// H2C: a ListenHTTP also accepts cleartext HTTP/2 with prior
+	// knowledge (its HTTP2 directive; config/h2backend.go).
+	H2C bool `json:"h2c,omitempty"`
 
 	HeaderOption []string    `json:"header_option"` // resolved
 	Headers      HeaderRules `json:"headers"`

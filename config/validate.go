@@ -118,6 +118,7 @@ func (b *builder) finishService(s *Service) {
 	b.checkDuplicates(s.Backends)
 	b.checkDuplicates(s.Emergency)
 	b.checkBackendMix(s)
+	b.checkHTTP2Backends(s)
 }
 
 // backendKey identifies a regular backend's target.

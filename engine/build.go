@@ -45,7 +45,7 @@ type graph struct {
 // backendKey identifies a backend across reloads: the same service (by
 // position and name) and the same address keep their state and sessions.
 func backendKey(scope string, svcIdx int, svc *config.Service, b *config.Backend) string {
-	return scope + "/" + strconv.Itoa(svcIdx) + ":" + svc.Name + "/" + dialAddress(b) + emergencyTag(b) + tlsTag(b)
+	return scope + "/" + strconv.Itoa(svcIdx) + ":" + svc.Name + "/" + dialAddress(b) + emergencyTag(b) + tlsTag(b) + http2Tag(b)
 }
 
 func emergencyTag(b *config.Backend) string {
@@ -345,6 +345,7 @@ func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
 		o.ID = cb.Address + "-" + strconv.Itoa(cb.Port)
 	}
 	backendTLS(&o, cb)
+	backendHTTP2(&o, cb)
 	familyDial(&o, cb.Family)
 	if cb.HAPort != nil {
 		host := cb.HAPort.Address
@@ -389,6 +390,7 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 		Forwarded: forwarded(cfg, l),
 		MaxTries:  3,
 		Tunnel:    l.Tunnel,
+		H2C:       l.H2C,
 	}
 	if l.HTTPS {
 		st.Scheme = "https"

@@ -96,6 +96,7 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
 			v.WAFHits = servers[i].srv.WAFHits()
 			v.Requests = adminapi.ReadRequests(servers[i].srv.Requests())
+			v.GRPCStatus = servers[i].srv.GRPCStatuses()
 		}
 		v.Limits = limitsView(config.ListenerLimits(l, g.cfg.Detached))
 		for _, s := range g.services[i] {

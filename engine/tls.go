@@ -65,7 +65,7 @@ func backendTLSConfig(cb *config.Backend) (*tls.Config, error) {
 		ServerName:         cb.ServerName,
 		InsecureSkipVerify: true, // Pound and zproxy never verify; see VerifyList
 		ClientSessionCache: tls.NewLRUClientSessionCache(64),
-		NextProtos:         []string{"http/1.1"},
+		NextProtos:         backendALPN(cb),
 	}
 	lo, hi, ok := openssl.Versions(cb.Disable, cb.NoTLS13, openssl.LegacyAllowed(cb.Ciphers))
 	if !ok {

@@ -279,17 +279,6 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	}
 }
 
-// grepLines returns the lines of text that contain s.
-func grepLines(text, s string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, s) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // upgradeFourTimes replaces the lbd whose pid is first four times, the
 // third by SIGUSR2 and the others by lbctl upgrade on ctl, checking that
 // the PID file follows and each old process exits.

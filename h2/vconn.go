@@ -78,6 +78,10 @@ type vconn struct {
 	enc     respEncoder
 	closing atomic.Bool // Close started: writes waiting for window give up
 
+	// onGone, if set (OnGone), is called when the current stream is
+	// reset or its connection ends.
+	onGone func()
+
 	ready chan struct{} // cap 1: input arrived or the state changed
 	space chan struct{} // cap 1: the send window grew or the state changed
 	rdl   deadline
@@ -234,7 +238,12 @@ func (v *vconn) release(id uint32, err error) {
 	}
 	owed := v.received - v.credited // never read: its window comes back now
 	v.in, v.off = v.in[:0], 0
+	gone := v.onGone
+	v.onGone = nil
 	v.mu.Unlock()
+	if gone != nil {
+		gone()
+	}
 	signal(v.ready)
 	signal(v.space)
 	v.sc.streamDone(v, id, false, owed)
@@ -253,7 +262,7 @@ func (v *vconn) finish(id uint32, keepAlive bool) {
 	reuse := keepAlive && v.endRecv && v.off == len(v.in) && v.rerr == nil && !v.closed
 	open := !v.endRecv
 	owed := v.received - v.credited
-	v.id, v.readAny = 0, false
+	v.id, v.readAny, v.onGone = 0, false, nil
 	if !reuse {
 		v.dead = true
 		v.in, v.off = v.in[:0], 0
@@ -409,10 +418,50 @@ func (v *vconn) SetDeadline(t time.Time) error {
 	return v.SetWriteDeadline(t)
 }
 
-// SetReadDeadline implements net.Conn.
+// SetReadDeadline implements net.Conn. A read waiting is woken to
+// look at the new deadline, which may be earlier than the one it waits
+// for (the proxy interrupts a body read that way).
 func (v *vconn) SetReadDeadline(t time.Time) error {
 	v.rdl.set(t)
+	signal(v.ready)
 	return nil
+}
+
+// OnGone implements proxy.StreamWatcher: f is called (once, from
+// another goroutine) when the current stream is reset by the client or
+// by lbd for a framing error, or the connection ends; never if the
+// exchange completes. It reports false, and keeps nothing, when the
+// stream is gone already.
+func (v *vconn) OnGone(f func()) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.id == 0 || v.rerr != nil || v.dead || v.closed {
+		return false
+	}
+	v.onGone = f
+	return true
+}
+
+// ForgetGone implements proxy.StreamWatcher: the exchange that called
+// OnGone is over.
+func (v *vconn) ForgetGone() {
+	v.mu.Lock()
+	v.onGone = nil
+	v.mu.Unlock()
+}
+
+// ResetStream implements proxy.StreamResetter: the proxy's backend
+// reset the stream this one answers, with code.
+func (v *vconn) ResetStream(code uint32) {
+	v.mu.Lock()
+	id := v.id
+	v.mu.Unlock()
+	if id == 0 {
+		return
+	}
+	v.wmu.Lock()
+	defer v.wmu.Unlock()
+	v.abort(id, http2.ErrCode(code))
 }
 
 // SetWriteDeadline implements net.Conn.

@@ -254,6 +254,9 @@ func (c *conn) shrink() {
 // headError answers a request that could not be read. Timeouts and EOF
 // between requests close silently, as Pound does.
 func (c *conn) headError(st *Listener, err error) {
+	if c.serveH2C(st) {
+		return
+	}
 	var he *http1.Error
 	if errors.As(err, &he) {
 		c.ex.cause = CauseNone
@@ -265,6 +268,10 @@ func (c *conn) headError(st *Listener, err error) {
 
 // writeError sends a generated error page; the connection closes after it.
 func (c *conn) writeError(st *Listener, status int) {
+	if c.grpcRequest() {
+		c.writeGRPCError(st, status)
+		return
+	}
 	// An error may come long after the request was read (a backend
 	// timeout): its write deadline runs from now.
 	c.dl.forWrite(c.nc, time.Now(), st.Client)

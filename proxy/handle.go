@@ -63,6 +63,9 @@ type exchange struct {
 	continued  bool
 	dechunk    dechunker
 	wafData    []byte
+	// grpcStatus is the response's grpc-status plus one (0: none), for
+	// the log and the metrics (h2relay.go).
+	grpcStatus int
 }
 
 // handle serves the request whose head is at buf[r:]. It reports whether

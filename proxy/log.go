@@ -162,6 +162,11 @@ func (c *conn) appendLogOp(st *Listener, op *logOp, b []byte, now time.Time) []b
 		return c.appendVHost(st, b)
 	case lkWAF:
 		return c.appendWAFVerdict(b)
+	case lkGRPC:
+		if c.ex.grpcStatus == 0 {
+			return append(b, '-')
+		}
+		return strconv.AppendInt(b, int64(c.ex.grpcStatus-1), 10)
 	}
 	if op.kind >= lkBackendName && op.kind <= lkListenerLocus {
 		return c.appendObject(st, op.kind, b)
@@ -321,6 +326,9 @@ func (c *conn) reqHeader(name string) ([]byte, bool) {
 func (c *conn) record() {
 	d := time.Since(c.ex.start)
 	c.srv.requests.Observe(c.ex.status, d)
+	if c.ex.grpcStatus > 0 {
+		c.srv.countGRPC(c.ex.grpcStatus - 1)
+	}
 	if c.ex.svc != nil && c.ex.svc.Stats != nil {
 		c.ex.svc.Stats.Observe(c.ex.status, d)
 	}

@@ -32,6 +32,7 @@ const (
 	lkServiceLocus                 // %{service}L
 	lkListenerLocus                // %{listener}L
 	lkWAF                          // %{waf}N: the WAF verdict (an lbd extension)
+	lkGRPC                         // %{grpc}N: the response's grpc-status (an lbd extension)
 	lkMethod                       // %m
 	lkPort                         // %p
 	lkPID                          // %P
@@ -239,6 +240,10 @@ func (p *LogProgram) add(c byte, kind logKind, arg string, hasArg bool) string {
 	case 'N', 'L':
 		if arg == "waf" && c == 'N' {
 			p.ops = append(p.ops, logOp{kind: lkWAF})
+			break
+		}
+		if arg == "grpc" && c == 'N' {
+			p.ops = append(p.ops, logOp{kind: lkGRPC})
 			break
 		}
 		k, ok := objectKind(arg, c == 'L')

@@ -71,6 +71,8 @@ type Listener struct {
 	// Combine names the headers whose repeated lines are joined
 	// (CombineHeaders).
 	Combine []string
+	// H2C accepts cleartext HTTP/2 with prior knowledge (h2c.go).
+	H2C bool
 	// Diag receives diagnostics about requests (a rule's expansion
 	// error); nil discards them.
 	Diag func(msg string)
@@ -123,6 +125,10 @@ type Server struct {
 	generated [3]atomic.Int64
 	// wafHits counts the requests a WAF rule decided (zproxy's waf-hits).
 	wafHits atomic.Int64
+	// h2c serves the listener's cleartext HTTP/2 connections (h2c.go).
+	h2c h2cServer
+	// grpcCodes counts gRPC responses by grpc-status (grpc.go).
+	grpcCodes [grpcCodeCount]atomic.Int64
 	// requests records every HTTP request's duration and status class
 	// (lbd_listener_* metrics). It lives on the Server, which survives
 	// reloads, not on the Listener state, which does not.
@@ -333,6 +339,7 @@ func (s *Server) stopAccepting() {
 		s.ln.Close()
 	}
 	s.mu.Unlock()
+	s.shutdownH2C()
 }
 
 // closeIdle closes connections waiting for a request and returns how many

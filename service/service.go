@@ -64,6 +64,9 @@ type Service struct {
 	setCookie  map[*backend.Backend][]byte
 	cookieKeys map[*backend.Backend][]byte
 
+	// HTTP2: the service's backends speak HTTP/2 (config Protocol h2;
+	// a service's backends share one protocol).
+	HTTP2 bool
 	// Global marks a top-level service (Lua sees its name as "/name").
 	Global     bool
 	scriptName string
@@ -151,6 +154,9 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 			s.Special = b
 			break
 		}
+	}
+	for _, b := range cfg.Backends {
+		s.HTTP2 = s.HTTP2 || (b.Kind == config.BackendRegular && b.Protocol == config.ProtocolH2)
 	}
 	// Pound balances a Redirect listed beside regular backends as one more
 	// backend of its priority (it warns "service mixes regular and
