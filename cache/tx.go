@@ -1,0 +1,354 @@
+package cache
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"time"
+
+	"lbd/http1"
+)
+
+// Action is what the proxy does with a request.
+type Action uint8
+
+const (
+	// Pass: forward it; nothing is stored (an unsafe method's success
+	// invalidates the stored responses it names, §4.4).
+	Pass Action = iota
+	// Hit: answer with Tx.Obj (as a 304 when Tx.NotModified).
+	Hit
+	// Miss: forward it; the response may be stored (Tx.Response).
+	Miss
+	// Validate: forward it with Tx.AppendConditionals; a 304 freshens
+	// Tx.Obj (Tx.Response says to serve it).
+	Validate
+	// Refuse: only-if-cached and nothing usable is stored: 504 (§5.2.1.7).
+	Refuse
+)
+
+// Outcome is what the proxy does with the backend's response.
+type Outcome uint8
+
+const (
+	// Relay the response as it is; nothing is stored.
+	Relay Outcome = iota
+	// Store: relay it and give its body to Tx.Write, then Tx.Finish.
+	Store
+	// ServeStored: discard it and answer with Tx.Obj instead (a 304
+	// that freshened it, or an error stale-if-error covers).
+	ServeStored
+)
+
+// Tx is one request's dealings with the cache.
+type Tx struct {
+	c      *Cache
+	Action Action
+	// Obj is the stored response a Hit serves, or the one a Validate
+	// revalidates.
+	Obj *Object
+	// NotModified: the Hit answers the client's own conditional with 304.
+	NotModified bool
+	// Background: a stale Hit under stale-while-revalidate; the proxy
+	// revalidates in the background with Refresh.
+	Background bool
+
+	key        string
+	host       string
+	method     http1.Method
+	reqTime    time.Time
+	reqCC      Directives
+	clientCond bool
+	private    bool // IgnorePrivate matched the path
+	auth       bool
+	flight     *flight
+	refresh    *flight // the background revalidation this Hit claimed
+	fill       *Object
+	fillSize   int64
+	status     string // Cache-Status parameters after the name
+}
+
+// Begin decides what to do with req.
+func (c *Cache) Begin(req *http1.Request) *Tx {
+	now := c.now()
+	t := &Tx{c: c, method: req.MethodID, reqTime: now}
+	t.host = strings.ToLower(string(req.Host))
+	t.key = c.key(req, t.host)
+	if req.ContentLength > 0 || req.Chunked || (req.MethodID != http1.MethodGET && req.MethodID != http1.MethodHEAD) {
+		t.status = "fwd=method"
+		c.Stats.Passes.Add(1)
+		return t
+	}
+	t.reqCC = ParseDirectives(req.Headers, "Cache-Control")
+	if !t.reqCC.Present && pragmaNoCache(req.Headers) {
+		t.reqCC.NoCache = true
+	}
+	t.auth = req.HeaderValue([]byte("Authorization")) != nil
+	t.clientCond = req.HeaderValue([]byte("If-None-Match")) != nil || req.HeaderValue([]byte("If-Modified-Since")) != nil
+	if p := c.cfg.IgnorePrivate; p != nil {
+		t.private = p.Match(req.Path)
+	}
+	if req.HeaderValue([]byte("Range")) != nil || req.HeaderValue([]byte("If-Range")) != nil ||
+		req.HeaderValue([]byte("If-Match")) != nil || req.HeaderValue([]byte("If-Unmodified-Since")) != nil {
+		// Partial and precondition requests go to the origin; what is
+		// stored is neither used nor changed by them.
+		t.status = "fwd=request"
+		c.Stats.Passes.Add(1)
+		return t
+	}
+	t.decide(req, now, true)
+	return t
+}
+
+// decide looks the request up; coalesce: a miss may wait for another
+// request of the same key that is already on its way to the backend.
+func (t *Tx) decide(req *http1.Request, now time.Time, coalesce bool) {
+	c := t.c
+	o, vary := c.find(t.key, req)
+	if o != nil && t.usable(o, now) {
+		return
+	}
+	if t.reqCC.OnlyIfCached {
+		t.Action, t.Obj, t.status = Refuse, nil, "fwd=miss; detail=only-if-cached"
+		return
+	}
+	t.Action, t.Obj = Miss, nil
+	switch {
+	case o != nil && (o.etag != nil || !o.lastMod.IsZero()):
+		t.Action, t.Obj, t.status = Validate, o, "fwd=stale"
+	case o != nil:
+		t.status = "fwd=stale"
+	case t.reqCC.NoCache:
+		t.status = "fwd=request"
+	case vary:
+		t.status = "fwd=vary-miss"
+	default:
+		t.status = "fwd=uri-miss"
+	}
+	if t.reqCC.NoCache || !coalesce {
+		t.count()
+		return
+	}
+	if c.passing(t.key, now) {
+		t.status = "fwd=uri-miss; detail=hit-for-pass"
+		t.count()
+		return
+	}
+	if f := c.join(t.key); f != nil {
+		c.Stats.Coalesced.Add(1)
+		f.wait()
+		t.decide(req, c.now(), false)
+		return
+	}
+	t.flight = c.lead(t.key)
+	t.count()
+}
+
+func (t *Tx) count() {
+	switch t.Action {
+	case Miss:
+		t.c.Stats.Misses.Add(1)
+	case Validate:
+		t.c.Stats.Revalidations.Add(1)
+	}
+}
+
+// usable reports whether o answers the request without the origin, and
+// sets the Tx up for a Hit if so.
+func (t *Tx) usable(o *Object, now time.Time) bool {
+	age := o.Age(now)
+	life, _ := o.lifetime(t.c.policy())
+	rc := t.reqCC
+	if o.cc.NoCache || rc.NoCache || (rc.MaxAge >= 0 && age > rc.MaxAge) {
+		return false
+	}
+	ttl := life - age
+	if ttl > 0 && (rc.MinFresh < 0 || ttl >= rc.MinFresh) {
+		t.hit(o, "hit; ttl="+strconv.FormatInt(ttl, 10))
+		return true
+	}
+	if ttl > 0 || o.cc.MustRevalidate || o.cc.ProxyRevalidate || o.cc.SMaxAge >= 0 {
+		return false // min-fresh not met, or staleness forbidden
+	}
+	stale := -ttl
+	if rc.MaxStale >= 0 && stale <= rc.MaxStale {
+		t.hit(o, "hit; ttl=-"+strconv.FormatInt(stale, 10))
+		t.c.Stats.Stale.Add(1)
+		return true
+	}
+	if swr := o.cc.StaleWhileRevalidate; swr >= 0 && stale <= swr {
+		t.hit(o, "hit; ttl=-"+strconv.FormatInt(stale, 10)+"; detail=stale-while-revalidate")
+		t.c.Stats.Stale.Add(1)
+		t.refresh = t.c.claimRefresh(t.key)
+		t.Background = t.refresh != nil
+		return true
+	}
+	return false
+}
+
+func (t *Tx) hit(o *Object, status string) {
+	t.Action, t.Obj, t.status = Hit, o, status
+	t.c.Stats.Hits.Add(1)
+}
+
+// CheckConditional decides, for a Hit, whether the client's own
+// If-None-Match or If-Modified-Since is answered with 304 (RFC 9110
+// §13.2.2: If-None-Match first, weak comparison).
+func (t *Tx) CheckConditional(req *http1.Request) {
+	o := t.Obj
+	if t.Action != Hit || o.Status != 200 {
+		return
+	}
+	if inm := req.HeaderValue([]byte("If-None-Match")); inm != nil {
+		t.NotModified = o.etag != nil && etagListMatches(inm, o.etag)
+		return
+	}
+	if ims := req.HeaderValue([]byte("If-Modified-Since")); ims != nil {
+		since := parseDate(ims)
+		lm := o.lastMod
+		if lm.IsZero() {
+			lm = o.date
+		}
+		t.NotModified = !since.IsZero() && !lm.IsZero() && !lm.After(since)
+	}
+}
+
+// etagListMatches: one of the If-None-Match list's tags is etag (weak
+// comparison), or the list is "*".
+func etagListMatches(list, etag []byte) bool {
+	for v := list; len(v) > 0; {
+		var item []byte
+		item, v = nextItem(v)
+		if string(item) == "*" || bytes.Equal(bytes.TrimPrefix(item, []byte("W/")), bytes.TrimPrefix(etag, []byte("W/"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// Age is the Age a Hit is served with.
+func (t *Tx) Age() int64 { return t.Obj.Age(t.c.now()) }
+
+// AppendConditionals adds the validators of the stored response to a
+// Validate request head's fields (each line ends in CRLF), unless the
+// client sent conditionals of its own (then they go as they are).
+func (t *Tx) AppendConditionals(dst []byte) []byte {
+	if t.Action != Validate || t.clientCond {
+		return dst
+	}
+	o := t.Obj
+	if o.etag != nil {
+		dst = append(dst, "If-None-Match: "...)
+		dst = append(dst, o.etag...)
+		dst = append(dst, "\r\n"...)
+	}
+	if lm := o.Header("Last-Modified"); lm != nil {
+		dst = append(dst, "If-Modified-Since: "...)
+		dst = append(dst, lm...)
+		dst = append(dst, "\r\n"...)
+	}
+	return dst
+}
+
+// AppendStatus adds the Cache-Status line (RFC 9211).
+func (t *Tx) AppendStatus(dst []byte) []byte {
+	dst = append(dst, "Cache-Status: "...)
+	dst = append(dst, t.c.cfg.Name...)
+	if t.status != "" {
+		dst = append(dst, "; "...)
+		dst = append(dst, t.status...)
+	}
+	return append(dst, "\r\n"...)
+}
+
+func pragmaNoCache(headers []http1.Header) bool {
+	for _, h := range headers {
+		if http1.EqualFold(h.Name, "Pragma") && bytes.Contains(bytes.ToLower(h.Value), []byte("no-cache")) {
+			return true
+		}
+	}
+	return false
+}
+
+// find returns the stored response req selects, and whether responses
+// of the key are stored for other variants only.
+func (c *Cache) find(key string, req *http1.Request) (*Object, bool) {
+	e := c.lookup(key)
+	if e == nil {
+		return nil, false
+	}
+	for _, o := range e.objs {
+		if o.varyMatches(req) {
+			return o, false
+		}
+	}
+	return nil, true
+}
+
+// key is the primary cache key: the lower-cased host and the target in
+// origin form, then the operator's extensions.
+func (c *Cache) key(req *http1.Request, host string) string {
+	var b []byte
+	b = append(b, host...)
+	if req.AbsoluteForm {
+		b = append(b, req.Path...)
+		if req.Query != nil {
+			b = append(b, '?')
+			b = append(b, req.Query...)
+		}
+	} else {
+		b = append(b, req.Target...)
+	}
+	for _, h := range c.cfg.KeyHeaders {
+		v, _ := combinedInto(nil, req.Headers, h) // absent and empty key alike
+		b = append(b, "\x00h="...)
+		b = append(b, v...)
+	}
+	for _, name := range c.cfg.KeyCookies {
+		b = append(b, "\x00c="...)
+		b = append(b, cookieValue(req.Headers, name)...)
+	}
+	return string(b)
+}
+
+// cookieValue is the value of the named cookie in the Cookie fields.
+func cookieValue(headers []http1.Header, name string) []byte {
+	for _, h := range headers {
+		if !http1.EqualFold(h.Name, "Cookie") {
+			continue
+		}
+		for v := h.Value; len(v) > 0; {
+			var pair []byte
+			if i := bytes.IndexByte(v, ';'); i >= 0 {
+				pair, v = v[:i], v[i+1:]
+			} else {
+				pair, v = v, nil
+			}
+			k, val, _ := bytes.Cut(bytes.TrimSpace(pair), []byte("="))
+			if string(k) == name {
+				return val
+			}
+		}
+	}
+	return nil
+}
+
+// policy is the part of the configuration freshness depends on.
+type policy struct {
+	defaultTTL int64
+}
+
+func (c *Cache) policy() policy {
+	return policy{defaultTTL: int64(c.cfg.DefaultTTL / time.Second)}
+}
+
+// Refresh is the background revalidation a stale-while-revalidate Hit
+// asked for (Background): a Validate of the same stored response, whose
+// Response and Finish the caller runs with a copy of the request.
+func (t *Tx) Refresh() *Tx {
+	r := &Tx{c: t.c, Action: Validate, Obj: t.Obj, key: t.key, host: t.host, method: http1.MethodGET,
+		reqTime: t.c.now(), reqCC: emptyDirectives(), flight: t.refresh, status: "fwd=stale"}
+	t.refresh, t.Background = nil, false
+	t.c.Stats.Revalidations.Add(1)
+	return r
+}
