@@ -117,7 +117,9 @@ func (t *Tx) decide(req *http1.Request, now time.Time, coalesce bool) {
 	case o != nil && (o.etag != nil || !o.lastMod.IsZero()):
 		t.Action, t.Obj, t.status = Validate, o, "fwd=stale"
 	case o != nil:
-		t.status = "fwd=stale"
+		// No validators: fetched anew, but kept at hand for
+		// stale-if-error.
+		t.Obj, t.status = o, "fwd=stale"
 	case t.reqCC.NoCache:
 		t.status = "fwd=request"
 	case vary:
@@ -130,7 +132,7 @@ func (t *Tx) decide(req *http1.Request, now time.Time, coalesce bool) {
 		return
 	}
 	if c.passing(t.key, now) {
-		t.status = "fwd=uri-miss; detail=hit-for-pass"
+		t.status = "fwd=uri-miss; detail=uncacheable"
 		t.count()
 		return
 	}
@@ -200,7 +202,7 @@ func (t *Tx) CheckConditional(req *http1.Request) {
 		return
 	}
 	if inm := req.HeaderValue([]byte("If-None-Match")); inm != nil {
-		t.NotModified = o.etag != nil && etagListMatches(inm, o.etag)
+		t.NotModified = etagListMatches(inm, o.etag)
 		return
 	}
 	if ims := req.HeaderValue([]byte("If-Modified-Since")); ims != nil {
@@ -219,7 +221,7 @@ func etagListMatches(list, etag []byte) bool {
 	for v := list; len(v) > 0; {
 		var item []byte
 		item, v = nextItem(v)
-		if string(item) == "*" || bytes.Equal(bytes.TrimPrefix(item, []byte("W/")), bytes.TrimPrefix(etag, []byte("W/"))) {
+		if string(item) == "*" || (etag != nil && bytes.Equal(bytes.TrimPrefix(item, []byte("W/")), bytes.TrimPrefix(etag, []byte("W/")))) {
 			return true
 		}
 	}

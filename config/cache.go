@@ -39,6 +39,7 @@ const DefaultCacheMaxObject = 8 << 20
 // cacheExtra is build-time state: the first tuning statement, for
 // "Cache settings without Cache".
 type cacheExtra struct {
+	seen      bool // a Cache statement, valid or not
 	tuned     bool
 	tunedSpan parser.Span
 	maxSet    *parser.Arg
@@ -46,6 +47,7 @@ type cacheExtra struct {
 
 func addCacheDirectives(t table[*Service]) {
 	t.add("Cache", "[nl]", func(b *builder, s *Service, n *parser.Node, u []unit) {
+		b.svcs[s].cache.seen = true
 		c := serviceCache(s)
 		if c.Size != 0 {
 			b.errorf(stmtSpan(n), "Cache redefined")
@@ -119,7 +121,9 @@ func (b *builder) finishCache(s *Service) {
 	}
 	ex := b.svcs[s]
 	if c.Size == 0 {
-		b.errorf(ex.cache.tunedSpan, "cache settings without Cache SIZE")
+		if !ex.cache.seen { // else Cache's own error was given
+			b.errorf(ex.cache.tunedSpan, "cache settings without Cache SIZE")
+		}
 		s.Cache = nil
 		return
 	}
