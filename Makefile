@@ -62,10 +62,17 @@ TOOLS  := $(BIN)/tools
 $(TOOLS)/h2spec: tools/h2spec/go.mod tools/h2spec/go.sum
 	cd tools/h2spec && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$(TOOLS)/h2spec github.com/summerwind/h2spec/cmd/h2spec
 
-functional: build $(TOOLS)/h2spec
+functional: build $(TOOLS)/h2spec $(CACHE_TESTS)
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
-		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts \
+		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts CACHE_TESTS=$(CURDIR)/$(CACHE_TESTS) \
 		$(GO) test $(TAGS) -count=1 -timeout 10m ./functional-tests/...
+
+# The HTTP caching test suite (npm http-cache-tests; Debian: nodejs npm),
+# which functional-tests/cachetests_test.go runs through lbd (about 20 s),
+# at the version bench/cache-tests was measured with.
+CACHE_TESTS := $(BIN)/cache-tests/node_modules/http-cache-tests
+$(CACHE_TESTS):
+	npm install --silent --no-audit --no-fund --prefix $(BIN)/cache-tests http-cache-tests@0.4.5
 
 # The WAF differential test: lbd+Coraza against nginx+libmodsecurity 3 on
 # the same CRS files, every request of testdata/waf/corpus.jsonl, at least

@@ -55,8 +55,8 @@ func (d *Directives) parse(v []byte) {
 		var item []byte
 		item, v = nextItem(v)
 		name, arg, hasArg := splitDirective(item)
-		if len(name) == 0 {
-			continue
+		if len(name) == 0 || bytes.IndexByte(arg, ';') >= 0 {
+			continue // Surrogate-Control's "max-age=60;device": not for lbd
 		}
 		switch {
 		case eqLower(name, "max-age"):

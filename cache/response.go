@@ -38,7 +38,7 @@ func (t *Tx) Response(req *http1.Request, resp *http1.Response) Outcome {
 	o := newObject(resp, req, t.reqTime, now, varyFields(resp))
 	o.stored = now
 	if c.cfg.CDNControl {
-		if d := ParseDirectives(resp.Headers, "CDN-Cache-Control"); d.Present {
+		if d, ok := targeted(resp); ok {
 			o.cdn = &d
 		}
 	}
@@ -105,8 +105,15 @@ func (t *Tx) storable(resp *http1.Response) bool {
 	c := t.c
 	cc := ParseDirectives(resp.Headers, "Cache-Control")
 	if c.cfg.CDNControl {
-		if d := ParseDirectives(resp.Headers, "CDN-Cache-Control"); d.Present && (d.NoStore || d.Private) {
-			return false
+		if d, ok := targeted(resp); ok {
+			// The targeted field replaces Cache-Control for this cache
+			// (RFC 9213 §2.1): its no-store and freshness decide.
+			if d.NoStore || d.Private {
+				return false
+			}
+			if d.MaxAge >= 0 || d.SMaxAge >= 0 {
+				return !t.reqCC.NoStore
+			}
 		}
 	}
 	switch {
@@ -257,4 +264,15 @@ func itoa(n int64) string {
 		n /= 10
 	}
 	return string(b[i:])
+}
+
+// targeted is the response's field aimed at gateway caches: RFC 9213's
+// CDN-Cache-Control, else the older Surrogate-Control (W3C Edge
+// Architecture), whose directives aimed at a named device are skipped.
+func targeted(resp *http1.Response) (Directives, bool) {
+	if d := ParseDirectives(resp.Headers, "CDN-Cache-Control"); d.Present {
+		return d, true
+	}
+	d := ParseDirectives(resp.Headers, "Surrogate-Control")
+	return d, d.Present
 }
