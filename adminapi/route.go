@@ -39,13 +39,17 @@ func newExtensions(c Controller, num numbering) *lbdExtensions {
 // owns reports whether path is one of the extensions.
 func (x *lbdExtensions) owns(path string) bool {
 	p := strings.ToLower(path)
-	return p == "/route" || p == "/route/" || p == "/dashboard" || strings.HasPrefix(p, "/dashboard/")
+	return p == "/route" || p == "/route/" || p == "/dashboard" || strings.HasPrefix(p, "/dashboard/") || ownsCache(p)
 }
 
 // ServeHTTP serves an extension path (owns is true).
 func (x *lbdExtensions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(strings.ToLower(r.URL.Path), "/dashboard") {
 		x.dash.ServeHTTP(w, r)
+		return
+	}
+	if ownsCache(strings.ToLower(r.URL.Path)) {
+		x.cache(w, r)
 		return
 	}
 	x.route(w, r)

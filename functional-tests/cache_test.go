@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -279,5 +280,41 @@ func TestCacheStale(t *testing.T) {
 	a := cacheGet(t, c, "GET", base+"/sie")
 	if a.status != 200 || a.body != "body of /sie #1\n" || !strings.Contains(a.cs, "stale-if-error") {
 		t.Fatalf("stale-if-error: %+v", a)
+	}
+}
+
+// TestCachePurgeWithLbctl: lbctl cache shows the counters, lbctl cache
+// purge removes a URL (and with -p a prefix) from the running cache.
+func TestCachePurgeWithLbctl(t *testing.T) {
+	o, be := startCacheOrigin(t, 0)
+	p := startLBD(t, strings.Replace(cacheConfig(be, ""), "LogLevel 0\n", "LogLevel 0\nControl \"{DIR}/ctl.sock\"\n", 1))
+	sock := filepath.Join(p.dir, "ctl.sock")
+	c := &http.Client{Timeout: 10 * time.Second}
+	base := "http://" + p.addr
+	for _, path := range []string{"/fresh", "/chunked"} {
+		cacheGet(t, c, "GET", base+path)
+		if a := cacheGet(t, c, "GET", base+path); !strings.HasPrefix(a.cs, "lbd; hit") {
+			t.Fatalf("%s is not cached: %+v", path, a)
+		}
+	}
+	stats := lbctlOK(t, sock, "cache")
+	if !strings.Contains(stats, "HITS") || !strings.Contains(stats, "4194304") {
+		t.Fatalf("lbctl cache:\n%s", stats)
+	}
+	if out := lbctlOK(t, sock, "cache", "purge", base+"/fresh"); out != "purged 1\n" {
+		t.Fatalf("lbctl cache purge: %q", out)
+	}
+	if a := cacheGet(t, c, "GET", base+"/fresh"); strings.HasPrefix(a.cs, "lbd; hit") || o.requests("/fresh") != 2 {
+		t.Fatalf("/fresh after the purge: %+v", a)
+	}
+	if out := lbctlOK(t, sock, "cache", "purge", "-p", base+"/"); out != "purged 2\n" {
+		t.Fatalf("lbctl cache purge -p: %q", out)
+	}
+	if a := cacheGet(t, c, "GET", base+"/chunked"); strings.HasPrefix(a.cs, "lbd; hit") {
+		t.Fatalf("/chunked after the prefix purge: %+v", a)
+	}
+	out, errOut, code := lbctlRun(t, "lbctl", nil, "-s", sock, "cache", "purge", "/relative")
+	if code == 0 || !strings.Contains(out+errOut, "absolute") {
+		t.Fatalf("a relative URL: exit %d, %s%s", code, out, errOut)
 	}
 }

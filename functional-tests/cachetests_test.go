@@ -18,7 +18,7 @@ import (
 // (bench/COMPAT.md). Any other failure fails TestHTTPCacheTestsSuite, and
 // so does one of these passing: the list stays exact.
 var knownCacheTestFailures = map[string]string{
-	"age-parse-prefix": "the suite wants `Age: 0,7200` read as 0 but `Age: 0, 0` as invalid; lbd takes every Age list as invalid (stale)",
+	"age-parse-prefix":                "the suite wants `Age: 0,7200` read as 0 but `Age: 0, 0` as invalid; lbd takes every Age list as invalid (stale)",
 	"headers-store-Transfer-Encoding": "the origin's response has a Transfer-Encoding lbd's HTTP/1.1 parser refuses (strict framing): 503",
 	"invalidate-M-SEARCH":             "lbd's parser answers 400 to methods outside Pound's xHTTP sets",
 	"invalidate-M-SEARCH-cl":          "lbd's parser answers 400 to methods outside Pound's xHTTP sets",
