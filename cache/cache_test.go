@@ -92,7 +92,7 @@ func exchange(t *testing.T, c *Cache, s step) (string, bool, *Object) {
 	resp, body := parseResp(t, s.resp)
 	switch tx.Response(req, resp) {
 	case ServeStored:
-		if strings.Contains(tx.status, "stale-if-error") {
+		if tx.detail == "stale-if-error" {
 			return "stale-error", false, tx.Obj
 		}
 		return "validated", false, tx.Obj

@@ -46,7 +46,7 @@ func (t *Tx) Response(req *http1.Request, resp *http1.Response) Outcome {
 	if resp.ContentLength > 0 {
 		o.Body = make([]byte, 0, resp.ContentLength)
 	}
-	t.status += "; stored"
+	t.stored = true
 	return Store
 }
 
@@ -66,7 +66,7 @@ func (t *Tx) freshen(resp *http1.Response, now time.Time) Outcome {
 	n := o.update(resp, t.reqTime, now)
 	t.c.replace(t.key, o, n)
 	t.Obj = n
-	t.status += "; fwd-status=304"
+	t.revalidated = true
 	if t.clientCond {
 		return Relay // the client's own conditional: it gets the 304
 	}
@@ -86,7 +86,7 @@ func (t *Tx) staleIfError(now time.Time) bool {
 	if window < 0 || stale > window {
 		return false
 	}
-	t.status = "hit; ttl=-" + itoa(max(stale, 0)) + "; detail=stale-if-error"
+	t.fwd, t.ttl, t.detail = "", -max(stale, 0), "stale-if-error"
 	t.c.Stats.Stale.Add(1)
 	return true
 }
@@ -167,6 +167,11 @@ func (t *Tx) Write(p []byte) {
 // (complete) is stored; waiters for the key go on.
 func (t *Tx) Finish(complete bool) {
 	if t.fill != nil && complete {
+		if b := t.fill.Body; cap(b) > len(b)+len(b)/8 {
+			// A body whose length was not known grew by doubling: what
+			// is stored costs what it weighs.
+			t.fill.Body = append(make([]byte, 0, len(b)), b...)
+		}
 		if t.Action == Validate && t.Obj != nil {
 			t.c.invalidateObj(t.key, t.Obj)
 		}

@@ -3,7 +3,6 @@ package cache
 import (
 	"bytes"
 	"strconv"
-	"strings"
 	"time"
 
 	"lbd/http1"
@@ -65,17 +64,21 @@ type Tx struct {
 	refresh    *flight // the background revalidation this Hit claimed
 	fill       *Object
 	fillSize   int64
-	status     string // Cache-Status parameters after the name
+	// The Cache-Status parameters: fwd ("" for a hit), ttl (of a hit),
+	// detail, and whether the response was stored or revalidated.
+	fwd, detail         string
+	ttl                 int64
+	stored, revalidated bool
 }
 
 // Begin decides what to do with req.
 func (c *Cache) Begin(req *http1.Request) *Tx {
 	now := c.now()
 	t := &Tx{c: c, method: req.MethodID, reqTime: now}
-	t.host = strings.ToLower(string(req.Host))
-	t.key = c.key(req, t.host)
+	t.key = c.key(req)
+	t.host = t.key[:len(req.Host)] // the key starts with the host, lower-cased
 	if req.ContentLength > 0 || req.Chunked || (req.MethodID != http1.MethodGET && req.MethodID != http1.MethodHEAD) {
-		t.status = "fwd=method"
+		t.fwd = "method"
 		c.Stats.Passes.Add(1)
 		return t
 	}
@@ -92,7 +95,7 @@ func (c *Cache) Begin(req *http1.Request) *Tx {
 		req.HeaderValue([]byte("If-Match")) != nil || req.HeaderValue([]byte("If-Unmodified-Since")) != nil {
 		// Partial and precondition requests go to the origin; what is
 		// stored is neither used nor changed by them.
-		t.status = "fwd=request"
+		t.fwd = "request"
 		c.Stats.Passes.Add(1)
 		return t
 	}
@@ -109,30 +112,30 @@ func (t *Tx) decide(req *http1.Request, now time.Time, coalesce bool) {
 		return
 	}
 	if t.reqCC.OnlyIfCached {
-		t.Action, t.Obj, t.status = Refuse, nil, "fwd=miss; detail=only-if-cached"
+		t.Action, t.Obj, t.fwd, t.detail = Refuse, nil, "miss", "only-if-cached"
 		return
 	}
 	t.Action, t.Obj = Miss, nil
 	switch {
 	case o != nil && (o.etag != nil || !o.lastMod.IsZero()):
-		t.Action, t.Obj, t.status = Validate, o, "fwd=stale"
+		t.Action, t.Obj, t.fwd = Validate, o, "stale"
 	case o != nil:
 		// No validators: fetched anew, but kept at hand for
 		// stale-if-error.
-		t.Obj, t.status = o, "fwd=stale"
+		t.Obj, t.fwd = o, "stale"
 	case t.reqCC.NoCache:
-		t.status = "fwd=request"
+		t.fwd = "request"
 	case vary:
-		t.status = "fwd=vary-miss"
+		t.fwd = "vary-miss"
 	default:
-		t.status = "fwd=uri-miss"
+		t.fwd = "uri-miss"
 	}
 	if t.reqCC.NoCache || !coalesce {
 		t.count()
 		return
 	}
 	if c.passing(t.key, now) {
-		t.status = "fwd=uri-miss; detail=uncacheable"
+		t.detail = "uncacheable"
 		t.count()
 		return
 	}
@@ -166,7 +169,7 @@ func (t *Tx) usable(o *Object, now time.Time) bool {
 	}
 	ttl := life - age
 	if ttl > 0 && (rc.MinFresh < 0 || ttl >= rc.MinFresh) {
-		t.hit(o, "hit; ttl="+strconv.FormatInt(ttl, 10))
+		t.hit(o, ttl, "")
 		return true
 	}
 	if ttl > 0 || o.cc.MustRevalidate || o.cc.ProxyRevalidate || o.cc.SMaxAge >= 0 {
@@ -174,12 +177,12 @@ func (t *Tx) usable(o *Object, now time.Time) bool {
 	}
 	stale := -ttl
 	if rc.MaxStale >= 0 && stale <= rc.MaxStale {
-		t.hit(o, "hit; ttl=-"+strconv.FormatInt(stale, 10))
+		t.hit(o, -stale, "")
 		t.c.Stats.Stale.Add(1)
 		return true
 	}
 	if swr := o.cc.StaleWhileRevalidate; swr >= 0 && stale <= swr {
-		t.hit(o, "hit; ttl=-"+strconv.FormatInt(stale, 10)+"; detail=stale-while-revalidate")
+		t.hit(o, -stale, "stale-while-revalidate")
 		t.c.Stats.Stale.Add(1)
 		t.refresh = t.c.claimRefresh(t.key)
 		t.Background = t.refresh != nil
@@ -188,8 +191,8 @@ func (t *Tx) usable(o *Object, now time.Time) bool {
 	return false
 }
 
-func (t *Tx) hit(o *Object, status string) {
-	t.Action, t.Obj, t.status = Hit, o, status
+func (t *Tx) hit(o *Object, ttl int64, detail string) {
+	t.Action, t.Obj, t.fwd, t.ttl, t.detail = Hit, o, "", ttl, detail
 	t.c.Stats.Hits.Add(1)
 }
 
@@ -256,9 +259,22 @@ func (t *Tx) AppendConditionals(dst []byte) []byte {
 func (t *Tx) AppendStatus(dst []byte) []byte {
 	dst = append(dst, "Cache-Status: "...)
 	dst = append(dst, t.c.cfg.Name...)
-	if t.status != "" {
-		dst = append(dst, "; "...)
-		dst = append(dst, t.status...)
+	if t.fwd == "" {
+		dst = append(dst, "; hit; ttl="...)
+		dst = strconv.AppendInt(dst, t.ttl, 10)
+	} else {
+		dst = append(dst, "; fwd="...)
+		dst = append(dst, t.fwd...)
+	}
+	if t.revalidated {
+		dst = append(dst, "; fwd-status=304"...)
+	}
+	if t.stored {
+		dst = append(dst, "; stored"...)
+	}
+	if t.detail != "" {
+		dst = append(dst, "; detail="...)
+		dst = append(dst, t.detail...)
 	}
 	return append(dst, "\r\n"...)
 }
@@ -289,9 +305,14 @@ func (c *Cache) find(key string, req *http1.Request) (*Object, bool) {
 
 // key is the primary cache key: the lower-cased host and the target in
 // origin form, then the operator's extensions.
-func (c *Cache) key(req *http1.Request, host string) string {
-	var b []byte
-	b = append(b, host...)
+func (c *Cache) key(req *http1.Request) string {
+	b := make([]byte, 0, len(req.Host)+len(req.Target)+16)
+	for _, ch := range req.Host {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		b = append(b, ch)
+	}
 	if req.AbsoluteForm {
 		b = append(b, req.Path...)
 		if req.Query != nil {
@@ -349,7 +370,7 @@ func (c *Cache) policy() policy {
 // Response and Finish the caller runs with a copy of the request.
 func (t *Tx) Refresh() *Tx {
 	r := &Tx{c: t.c, Action: Validate, Obj: t.Obj, key: t.key, host: t.host, method: http1.MethodGET,
-		reqTime: t.c.now(), reqCC: emptyDirectives(), flight: t.refresh, status: "fwd=stale"}
+		reqTime: t.c.now(), reqCC: emptyDirectives(), flight: t.refresh, fwd: "stale"}
 	t.refresh, t.Background = nil, false
 	t.c.Stats.Revalidations.Add(1)
 	return r

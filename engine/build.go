@@ -151,6 +151,7 @@ func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic
 	if fw != nil {
 		b.next.detach = append(b.next.detach, fw.Close)
 	}
+	setCacheMemoryLimit(b.next)
 	return b.next, nil
 }
 
