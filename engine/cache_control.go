@@ -18,18 +18,21 @@ func (e *Engine) PurgeCache(host, target string, prefix bool) (int, error) {
 // CacheStats lists the cached services' counters.
 func (e *Engine) CacheStats() []adminapi.CacheStat {
 	var out []adminapi.CacheStat
-	e.eachCached(func(l, i int, s *service.Service) {
-		c := s.Cache
-		st := &c.Stats
-		out = append(out, adminapi.CacheStat{
-			Listener: l, Service: i, Name: s.Name, Budget: c.Config().Budget,
-			Bytes: c.Bytes(), Objects: c.Objects(),
-			Hits: st.Hits.Load(), Misses: st.Misses.Load(), Stale: st.Stale.Load(),
-			Revalidations: st.Revalidations.Load(), Passes: st.Passes.Load(), Stores: st.Stores.Load(),
-			Evictions: st.Evictions.Load(), Purged: st.Purges.Load(), Coalesced: st.Coalesced.Load(),
-		})
-	})
+	e.eachCached(func(l, i int, s *service.Service) { out = append(out, *cacheStat(l, i, s)) })
 	return out
+}
+
+// cacheStat reads the counters of a service's cache.
+func cacheStat(l, i int, s *service.Service) *adminapi.CacheStat {
+	c := s.Cache
+	st := &c.Stats
+	return &adminapi.CacheStat{
+		Listener: l, Service: i, Name: s.Name, Budget: c.Config().Budget,
+		Bytes: c.Bytes(), Objects: c.Objects(),
+		Hits: st.Hits.Load(), Misses: st.Misses.Load(), Stale: st.Stale.Load(),
+		Revalidations: st.Revalidations.Load(), Passes: st.Passes.Load(), Stores: st.Stores.Load(),
+		Evictions: st.Evictions.Load(), Purged: st.Purges.Load(), Coalesced: st.Coalesced.Load(),
+	}
 }
 
 // eachCached calls fn for every service with a cache: listener index

@@ -301,6 +301,12 @@ func TestCachePurgeWithLbctl(t *testing.T) {
 	if !strings.Contains(stats, "HITS") || !strings.Contains(stats, "4194304") {
 		t.Fatalf("lbctl cache:\n%s", stats)
 	}
+	metrics := lbctlOK(t, sock, "metrics")
+	for _, want := range []string{`result="hit"} 2`, `result="miss"} 2`, "lbd_service_cache_budget_bytes{", "lbd_service_cache_stores_total{"} {
+		if !strings.Contains(metrics, want) {
+			t.Fatalf("the metrics have no %s:\n%s", want, metrics)
+		}
+	}
 	if out := lbctlOK(t, sock, "cache", "purge", base+"/fresh"); out != "purged 1\n" {
 		t.Fatalf("lbctl cache purge: %q", out)
 	}
