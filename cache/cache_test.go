@@ -408,3 +408,24 @@ func TestPurge(t *testing.T) {
 		t.Fatalf("%d objects left", c.Objects())
 	}
 }
+
+func TestPeek(t *testing.T) {
+	c := newCache(t, Config{})
+	run(t, c, []step{{req: get, resp: resp200("Cache-Control: max-age=60"), want: "miss", wantStored: true}})
+	hits := c.Stats.Hits.Load()
+	for _, tc := range []struct{ name, req, want string }{
+		{"stored", get, "would be a hit: lbd; hit; ttl=60"},
+		{"cold", "GET /b HTTP/1.1\nHost: example.com", "would be a miss: lbd; fwd=uri-miss"},
+		{"POST", "POST /a HTTP/1.1\nHost: example.com\nContent-Length: 0", "not for the cache: the method or a body (fwd=method)"},
+		{"only-if-cached", "GET /b HTTP/1.1\nHost: example.com\nCache-Control: only-if-cached", "would answer 504 (only-if-cached): lbd; fwd=miss; detail=only-if-cached"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c.Peek(parseReq(t, tc.req)); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if c.Stats.Hits.Load() != hits {
+		t.Fatal("Peek counted a hit")
+	}
+}

@@ -62,6 +62,7 @@ type Tx struct {
 	auth       bool
 	flight     *flight
 	refresh    *flight // the background revalidation this Hit claimed
+	dry        bool    // Peek: count nothing, claim nothing
 	fill       *Object
 	fillSize   int64
 	// The Cache-Status parameters: fwd ("" for a hit), ttl (of a hit),
@@ -150,6 +151,9 @@ func (t *Tx) decide(req *http1.Request, now time.Time, coalesce bool) {
 }
 
 func (t *Tx) count() {
+	if t.dry {
+		return
+	}
 	switch t.Action {
 	case Miss:
 		t.c.Stats.Misses.Add(1)
@@ -178,14 +182,18 @@ func (t *Tx) usable(o *Object, now time.Time) bool {
 	stale := -ttl
 	if rc.MaxStale >= 0 && stale <= rc.MaxStale {
 		t.hit(o, -stale, "")
-		t.c.Stats.Stale.Add(1)
+		if !t.dry {
+			t.c.Stats.Stale.Add(1)
+		}
 		return true
 	}
 	if swr := o.cc.StaleWhileRevalidate; swr >= 0 && stale <= swr {
 		t.hit(o, -stale, "stale-while-revalidate")
-		t.c.Stats.Stale.Add(1)
-		t.refresh = t.c.claimRefresh(t.key)
-		t.Background = t.refresh != nil
+		if !t.dry {
+			t.c.Stats.Stale.Add(1)
+			t.refresh = t.c.claimRefresh(t.key)
+			t.Background = t.refresh != nil
+		}
 		return true
 	}
 	return false
@@ -193,6 +201,9 @@ func (t *Tx) usable(o *Object, now time.Time) bool {
 
 func (t *Tx) hit(o *Object, ttl int64, detail string) {
 	t.Action, t.Obj, t.fwd, t.ttl, t.detail = Hit, o, "", ttl, detail
+	if t.dry {
+		return
+	}
 	t.c.Stats.Hits.Add(1)
 }
 
@@ -374,4 +385,34 @@ func (t *Tx) Refresh() *Tx {
 	t.refresh, t.Background = nil, false
 	t.c.Stats.Revalidations.Add(1)
 	return r
+}
+
+// Peek says what Begin would decide for req, changing nothing: "hit"
+// (with its Cache-Status parameters) or what would go to the backend.
+func (c *Cache) Peek(req *http1.Request) string {
+	t := &Tx{c: c, method: req.MethodID, reqTime: c.now(), dry: true}
+	t.key = c.key(req)
+	switch {
+	case req.ContentLength > 0 || req.Chunked || (req.MethodID != http1.MethodGET && req.MethodID != http1.MethodHEAD):
+		return "not for the cache: the method or a body (fwd=method)"
+	case req.HeaderValue([]byte("Range")) != nil || req.HeaderValue([]byte("If-Range")) != nil ||
+		req.HeaderValue([]byte("If-Match")) != nil || req.HeaderValue([]byte("If-Unmodified-Since")) != nil:
+		return "not for the cache: a range or precondition request (fwd=request)"
+	}
+	t.reqCC = ParseDirectives(req.Headers, "Cache-Control")
+	if !t.reqCC.Present && pragmaNoCache(req.Headers) {
+		t.reqCC.NoCache = true
+	}
+	t.decide(req, t.reqTime, false)
+	line := string(t.AppendStatus(nil))
+	line = line[len("Cache-Status: ") : len(line)-2]
+	switch t.Action {
+	case Hit:
+		return "would be a hit: " + line
+	case Validate:
+		return "would revalidate the stored response: " + line
+	case Refuse:
+		return "would answer 504 (only-if-cached): " + line
+	}
+	return "would be a miss: " + line
 }

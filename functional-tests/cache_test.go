@@ -301,6 +301,12 @@ func TestCachePurgeWithLbctl(t *testing.T) {
 	if !strings.Contains(stats, "HITS") || !strings.Contains(stats, "4194304") {
 		t.Fatalf("lbctl cache:\n%s", stats)
 	}
+	if out := lbctlOK(t, sock, "route", "GET", base+"/fresh"); !strings.Contains(out, "would be a hit: lbd; hit; ttl=") {
+		t.Fatalf("lbctl route does not say the request would be a hit:\n%s", out)
+	}
+	if out := lbctlOK(t, sock, "route", "GET", base+"/cold"); !strings.Contains(out, "would be a miss: lbd; fwd=uri-miss") {
+		t.Fatalf("lbctl route does not say the request would be a miss:\n%s", out)
+	}
 	metrics := lbctlOK(t, sock, "metrics")
 	for _, want := range []string{`result="hit"} 2`, `result="miss"} 2`, "lbd_service_cache_budget_bytes{", "lbd_service_cache_stores_total{"} {
 		if !strings.Contains(metrics, want) {

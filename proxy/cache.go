@@ -287,3 +287,9 @@ func readRefreshBody(bc *backend.Conn, b *backend.Backend, resp *http1.Response,
 		}
 	}
 }
+
+// cacheCheck tells what the service's cache would do with the request
+// (a dry look-up: no counter, no waiting, no background revalidation).
+func (x *explainer) cacheCheck(svc *service.Service) {
+	x.check("cache", true, svc.Cache.Peek(&x.c.req))
+}
