@@ -8,11 +8,21 @@ import (
 var _ adminapi.CacheController = (*Engine)(nil)
 
 // PurgeCache removes a URL (or every URL under a prefix) from the cache
-// of every service that has one.
+// of every service that has one, here and, in a cluster, on every
+// instance.
 func (e *Engine) PurgeCache(host, target string, prefix bool) (int, error) {
+	n := e.PurgeCacheLocal(host, target, prefix)
+	if p, ok := e.opts.Cluster.(interface{ Purged(host, target string, prefix bool) }); ok {
+		p.Purged(host, target, prefix)
+	}
+	return n, nil
+}
+
+// PurgeCacheLocal is PurgeCache on this instance only (a peer's purge).
+func (e *Engine) PurgeCacheLocal(host, target string, prefix bool) int {
 	n := 0
 	e.eachCached(func(_, _ int, s *service.Service) { n += s.Cache.PurgeURL(host, target, prefix) })
-	return n, nil
+	return n
 }
 
 // CacheStats lists the cached services' counters.
