@@ -12,7 +12,9 @@ var _ adminapi.CacheController = (*Engine)(nil)
 // instance.
 func (e *Engine) PurgeCache(host, target string, prefix bool) (int, error) {
 	n := e.PurgeCacheLocal(host, target, prefix)
-	if p, ok := e.opts.Cluster.(interface{ Purged(host, target string, prefix bool) }); ok {
+	if p, ok := e.opts.Cluster.(interface {
+		Purged(host, target string, prefix bool)
+	}); ok {
 		p.Purged(host, target, prefix)
 	}
 	return n, nil
