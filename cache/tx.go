@@ -64,7 +64,6 @@ type Tx struct {
 	refresh    *flight // the background revalidation this Hit claimed
 	dry        bool    // Peek: count nothing, claim nothing
 	fill       *Object
-	fillSize   int64
 	// The Cache-Status parameters: fwd ("" for a hit), ttl (of a hit),
 	// detail, and whether the response was stored or revalidated.
 	fwd, detail         string
