@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"time"
 
 	"lbd/backend"
@@ -87,8 +88,11 @@ func (c *conn) serveStored(st *Listener, tx *cache.Tx) bool {
 	if len(body) <= 16<<10 {
 		c.out = append(c.out, body...) // one write for a small object
 		err = c.writeClient(c.out)
-	} else if err = c.writeClient(c.out); err == nil {
-		err = c.writeClient(body)
+	} else {
+		// Head and body in one writev: a head sent alone would go as a
+		// segment of its own ahead of the body.
+		bufs := net.Buffers{c.out, body}
+		_, err = bufs.WriteTo(c.nc)
 	}
 	if err != nil {
 		c.ex.status = 0
