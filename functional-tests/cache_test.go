@@ -403,3 +403,35 @@ func TestCacheClusterPurge(t *testing.T) {
 		t.Fatalf("the origin saw /fresh %d times, want 3", n)
 	}
 }
+
+// TestCacheOverHTTP2: hits are served on HTTP/2 streams (TLS), small and
+// large (a large hit is written as one writev on HTTP/1.1).
+func TestCacheOverHTTP2(t *testing.T) {
+	p := newTLSPKI(t)
+	o, be := startCacheOrigin(t, 0)
+	cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nTimeOut 3\nListenHTTPS\n\tAddress 127.0.0.1\n\tPort {PORT}\n\txHTTP 2\n\tCert %q\n"+
+		"\tService\n\t\tCache 4m\n\t\tCacheMaxObject 1m\n%s\tEnd\nEnd\n", p.path("a.pem"), be.block())
+	lbd := startLBD(t, cfg)
+	c := httpsClient(p.tlsConfig("a.test"), true)
+	for _, path := range []string{"/fresh", "/big"} {
+		var bodies []string
+		for i := 0; i < 3; i++ {
+			resp, err := c.Get("https://" + lbd.addr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.ProtoMajor != 2 {
+				t.Fatalf("%s: %v, %s", path, err, resp.Proto)
+			}
+			if i > 0 && !strings.HasPrefix(resp.Header.Get("Cache-Status"), "lbd; hit") {
+				t.Fatalf("%s request %d over HTTP/2 is not a hit: %q", path, i, resp.Header.Get("Cache-Status"))
+			}
+			bodies = append(bodies, string(b))
+		}
+		if bodies[1] != bodies[0] || bodies[2] != bodies[0] || o.requests(path) != 1 {
+			t.Fatalf("%s: bodies differ or the origin was asked %d times", path, o.requests(path))
+		}
+	}
+}
