@@ -227,6 +227,9 @@ func TestScenarios(t *testing.T) {
 		{"a Range request goes to the origin and stores nothing", Config{}, []step{
 			{req: get + "\nRange: bytes=0-1", resp: "HTTP/1.1 206 Partial Content\nContent-Range: bytes 0-1/5\nCache-Control: max-age=60\nContent-Length: 2\n\nhe", want: "pass"},
 			{req: get, resp: resp200("Cache-Control: max-age=60"), want: "miss", wantStored: true},
+			{req: get + "\nRange: bytes=1-2", want: "hit"},
+			{req: get + "\nRange: bytes=0-1, 3-4", resp: "HTTP/1.1 206 Partial Content\nContent-Type: multipart/byteranges; boundary=x\nContent-Length: 0", want: "pass"},
+			{req: get + "\nRange: bytes=1-2\nIf-Range: \"x\"", resp: "HTTP/1.1 200 OK\nContent-Length: 0", want: "pass"},
 		}},
 		{"must-revalidate forbids max-stale", Config{}, []step{
 			{req: get, resp: resp200("Cache-Control: max-age=1, must-revalidate"), want: "miss", wantStored: true},
@@ -427,5 +430,36 @@ func TestPeek(t *testing.T) {
 	}
 	if c.Stats.Hits.Load() != hits {
 		t.Fatal("Peek counted a hit")
+	}
+}
+
+func TestRangeHit(t *testing.T) {
+	c := newCache(t, Config{})
+	run(t, c, []step{{req: get, resp: resp200("Cache-Control: max-age=60"), want: "miss", wantStored: true}})
+	for _, tc := range []struct{ name, rng, body, contentRange string }{
+		{"first-last", "bytes=1-2", "el", "bytes 1-2/5"},
+		{"open end", "bytes=3-", "lo", "bytes 3-4/5"},
+		{"suffix", "bytes=-2", "lo", "bytes 3-4/5"},
+		{"last past the end", "bytes=2-99", "llo", "bytes 2-4/5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx := c.Begin(parseReq(t, get+"\nRange: "+tc.rng))
+			defer tx.Finish(false)
+			if tx.Action != Hit || tx.Status() != 206 || string(tx.Body()) != tc.body {
+				t.Fatalf("action %d status %d body %q", tx.Action, tx.Status(), tx.Body())
+			}
+			if h := string(tx.AppendHead(nil)); !strings.Contains(h, "Content-Range: "+tc.contentRange+"\r\nContent-Length: "+itoa(int64(len(tc.body)))+"\r\n") {
+				t.Fatalf("head:\n%s", h)
+			}
+		})
+	}
+	for _, rng := range []string{"bytes=5-", "bytes=-0", "bytes=3-1", "items=0-1", "bytes=0-1,2-3", "bytes=x-"} {
+		t.Run("passed "+rng, func(t *testing.T) {
+			tx := c.Begin(parseReq(t, get+"\nRange: "+rng))
+			defer tx.Finish(false)
+			if tx.Action != Pass {
+				t.Fatalf("%s: action %d, want a pass", rng, tx.Action)
+			}
+		})
 	}
 }

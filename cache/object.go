@@ -300,17 +300,21 @@ func heuristicAllowed(status int) bool {
 	return false
 }
 
-// AppendHead renders the head served from this object: the status line,
-// the stored fields, Content-Length (none for a 304) and Age; the caller
-// adds its own lines and the blank line.
-func (o *Object) AppendHead(dst []byte, status int, age int64) []byte {
+// appendHead renders the head served from this object: the status line,
+// the stored fields, Content-Length (none for a 304), Content-Range for a
+// 206 of bytes [first, last], and Age; the caller adds its own lines and
+// the blank line.
+func (o *Object) appendHead(dst []byte, status int, age, first, last int64) []byte {
 	dst = append(dst, "HTTP/1.1 "...)
 	dst = strconv.AppendInt(dst, int64(status), 10)
-	dst = append(dst, ' ')
-	if status == o.Status {
+	switch status {
+	case o.Status:
+		dst = append(dst, ' ')
 		dst = append(dst, o.reason...)
-	} else {
-		dst = append(dst, "Not Modified"...)
+	case 304:
+		dst = append(dst, " Not Modified"...)
+	case 206:
+		dst = append(dst, " Partial Content"...)
 	}
 	dst = append(dst, "\r\n"...)
 	for _, h := range o.headers {
@@ -319,7 +323,18 @@ func (o *Object) AppendHead(dst []byte, status int, age int64) []byte {
 		dst = append(dst, h.Value...)
 		dst = append(dst, "\r\n"...)
 	}
-	if status != 304 && bodyAllowed(o.Status) {
+	switch {
+	case status == 206:
+		dst = append(dst, "Content-Range: bytes "...)
+		dst = strconv.AppendInt(dst, first, 10)
+		dst = append(dst, '-')
+		dst = strconv.AppendInt(dst, last, 10)
+		dst = append(dst, '/')
+		dst = strconv.AppendInt(dst, int64(len(o.Body)), 10)
+		dst = append(dst, "\r\nContent-Length: "...)
+		dst = strconv.AppendInt(dst, last-first+1, 10)
+		dst = append(dst, "\r\n"...)
+	case status != 304 && bodyAllowed(o.Status):
 		dst = append(dst, "Content-Length: "...)
 		dst = strconv.AppendInt(dst, int64(len(o.Body)), 10)
 		dst = append(dst, "\r\n"...)

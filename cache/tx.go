@@ -63,7 +63,10 @@ type Tx struct {
 	flight     *flight
 	refresh    *flight // the background revalidation this Hit claimed
 	dry        bool    // Peek: count nothing, claim nothing
-	fill       *Object
+	// A Hit that answers a Range request: bytes [rangeFirst, rangeLast].
+	ranged                bool
+	rangeFirst, rangeLast int64
+	fill                  *Object
 	// The Cache-Status parameters: fwd ("" for a hit), ttl (of a hit),
 	// detail, and whether the response was stored or revalidated.
 	fwd, detail         string
@@ -91,16 +94,110 @@ func (c *Cache) Begin(req *http1.Request) *Tx {
 	if p := c.cfg.IgnorePrivate; p != nil {
 		t.private = p.Match(req.Path)
 	}
-	if req.HeaderValue([]byte("Range")) != nil || req.HeaderValue([]byte("If-Range")) != nil ||
-		req.HeaderValue([]byte("If-Match")) != nil || req.HeaderValue([]byte("If-Unmodified-Since")) != nil {
-		// Partial and precondition requests go to the origin; what is
-		// stored is neither used nor changed by them.
-		t.fwd = "request"
+	rng := req.HeaderValue([]byte("Range"))
+	if req.HeaderValue([]byte("If-Range")) != nil || req.HeaderValue([]byte("If-Match")) != nil ||
+		req.HeaderValue([]byte("If-Unmodified-Since")) != nil || (rng != nil && !t.rangeHit(req, rng, now)) {
+		// Precondition requests, and ranges no fresh stored response
+		// holds, go to the origin; what is stored is neither used nor
+		// changed by them (206 responses are not stored).
+		t.Action, t.Obj, t.fwd, t.detail = Pass, nil, "request", ""
 		c.Stats.Passes.Add(1)
 		return t
 	}
-	t.decide(req, now, true)
+	if rng == nil {
+		t.decide(req, now, true)
+	}
 	return t
+}
+
+// rangeHit answers a single byte range from a fresh stored 200 whose
+// body holds it (RFC 9110 §14.2); anything else is passed.
+func (t *Tx) rangeHit(req *http1.Request, rng []byte, now time.Time) bool {
+	o, _ := t.c.find(t.key, req)
+	if o == nil || o.Status != 200 || t.reqCC.NoCache {
+		return false
+	}
+	first, last, ok := parseRange(rng, int64(len(o.Body)))
+	if !ok {
+		return false
+	}
+	t.dry = true
+	usable := t.usable(o, now) && t.ttl > 0
+	t.dry = false
+	if !usable {
+		return false
+	}
+	t.c.Stats.Hits.Add(1)
+	t.rangeFirst, t.rangeLast, t.ranged = first, last, true
+	return true
+}
+
+// parseRange reads one "bytes=" range of a body of size bytes: first-last,
+// first-, or -suffix. A list, another unit or an unsatisfiable range is
+// not ok (the origin answers those).
+func parseRange(v []byte, size int64) (first, last int64, ok bool) {
+	spec, found := bytes.CutPrefix(bytes.TrimSpace(v), []byte("bytes="))
+	if !found || bytes.IndexByte(spec, ',') >= 0 || size == 0 {
+		return 0, 0, false
+	}
+	a, b, found := bytes.Cut(bytes.TrimSpace(spec), []byte("-"))
+	if !found {
+		return 0, 0, false
+	}
+	if len(a) == 0 { // a suffix: the last b bytes
+		n, ok := parseDelta(b)
+		if !ok || n == 0 {
+			return 0, 0, false
+		}
+		return max(size-n, 0), size - 1, true
+	}
+	first, ok = parseDelta(a)
+	if !ok || first >= size {
+		return 0, 0, false
+	}
+	if len(b) == 0 {
+		return first, size - 1, true
+	}
+	last, ok = parseDelta(b)
+	if !ok || last < first {
+		return 0, 0, false
+	}
+	return first, min(last, size-1), true
+}
+
+// AppendHead renders the head of the stored response a Hit serves (as a
+// 304, a 206 or whole), without the Cache-Status line and the blank line.
+func (t *Tx) AppendHead(dst []byte) []byte {
+	status := t.Obj.Status
+	switch {
+	case t.NotModified:
+		status = 304
+	case t.ranged:
+		status = 206
+	}
+	return t.Obj.appendHead(dst, status, t.Age(), t.rangeFirst, t.rangeLast)
+}
+
+// Body is the part of the stored body a Hit sends (nil for a 304).
+func (t *Tx) Body() []byte {
+	switch {
+	case t.NotModified:
+		return nil
+	case t.ranged:
+		return t.Obj.Body[t.rangeFirst : t.rangeLast+1]
+	}
+	return t.Obj.Body
+}
+
+// Status is the status a Hit answers with.
+func (t *Tx) Status() int {
+	switch {
+	case t.NotModified:
+		return 304
+	case t.ranged:
+		return 206
+	}
+	return t.Obj.Status
 }
 
 // decide looks the request up; coalesce: a miss may wait for another

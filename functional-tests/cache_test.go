@@ -171,6 +171,10 @@ func TestCacheThroughTheBinary(t *testing.T) {
 			if nm := cacheGet(t, c, "GET", base+"/fresh", "If-None-Match", "*"); nm.status != 304 {
 				t.Fatalf("conditional hit: %+v", nm)
 			}
+			// A byte range of a stored response is answered from it.
+			if r := cacheGet(t, c, "GET", base+"/fresh", "Range", "bytes=0-3"); r.status != 206 || r.body != "body" || !strings.HasPrefix(r.cs, "lbd; hit") {
+				t.Fatalf("range hit: %+v", r)
+			}
 			// only-if-cached on a cold URL: 504.
 			if oc := cacheGet(t, c, "GET", base+"/cold", "Cache-Control", "only-if-cached"); oc.status != 504 || o.requests("/cold") != 0 {
 				t.Fatalf("only-if-cached: %+v", oc)

@@ -55,15 +55,11 @@ func (c *conn) cacheEnd() {
 // serveStored answers with the stored response of tx, as the backend's
 // would be: the response rules apply, the connection lines are lbd's.
 func (c *conn) serveStored(st *Listener, tx *cache.Tx) bool {
-	o := tx.Obj
-	status := o.Status
-	if tx.NotModified {
-		status = 304
-	}
+	status := tx.Status()
 	isHEAD := c.req.MethodID == http1.MethodHEAD
 	bp := ioPool.Get().(*[]byte)
 	defer ioPool.Put(bp)
-	h := o.AppendHead((*bp)[:0], status, tx.Age())
+	h := tx.AppendHead((*bp)[:0])
 	h = append(tx.AppendStatus(h), crlf...)
 	if err := http1.ParseResponseHead(h, &c.resp, isHEAD); err != nil {
 		st.diag(err)
@@ -79,8 +75,8 @@ func (c *conn) serveStored(st *Listener, tx *cache.Tx) bool {
 		return c.fail(st, 500) // a response rule failed to expand
 	}
 	c.ex.status = status
-	body := o.Body
-	if isHEAD || status == 304 {
+	body := tx.Body()
+	if isHEAD {
 		body = nil
 	}
 	c.dl.forWrite(c.nc, time.Now(), st.Client)
