@@ -491,9 +491,11 @@ func (c *Cache) Peek(req *http1.Request) string {
 	switch {
 	case req.ContentLength > 0 || req.Chunked || (req.MethodID != http1.MethodGET && req.MethodID != http1.MethodHEAD):
 		return "not for the cache: the method or a body (fwd=method)"
-	case req.HeaderValue([]byte("Range")) != nil || req.HeaderValue([]byte("If-Range")) != nil ||
-		req.HeaderValue([]byte("If-Match")) != nil || req.HeaderValue([]byte("If-Unmodified-Since")) != nil:
-		return "not for the cache: a range or precondition request (fwd=request)"
+	case req.HeaderValue([]byte("If-Range")) != nil || req.HeaderValue([]byte("If-Match")) != nil ||
+		req.HeaderValue([]byte("If-Unmodified-Since")) != nil:
+		return "not for the cache: a precondition request (fwd=request)"
+	case req.HeaderValue([]byte("Range")) != nil:
+		return "a range: answered from a fresh stored response that holds it, else passed (fwd=request)"
 	}
 	t.reqCC = ParseDirectives(req.Headers, "Cache-Control")
 	if !t.reqCC.Present && pragmaNoCache(req.Headers) {
