@@ -87,9 +87,17 @@ $(TOOLS)/grpc-interop-client: tools/grpc-interop/go.mod tools/grpc-interop/go.su
 $(TOOLS)/grpcpeer: tools/grpc-interop/go.mod tools/grpc-interop/go.sum tools/grpc-interop/grpcpeer/main.go
 	cd tools/grpc-interop && GOFLAGS= $(GO) build -mod=readonly -trimpath -o $(CURDIR)/$@ ./grpcpeer
 
-functional: build $(TOOLS)/h2spec $(SSO_TOOLS) $(GRPC_TOOLS)
+# The HTTP caching test suite (npm http-cache-tests; Debian: nodejs npm),
+# which functional-tests/cachetests_test.go runs through lbd (about 20 s),
+# at the version bench/cache-tests was measured with. Defined before
+# the functional rule: make expands prerequisites as it reads a rule.
+CACHE_TESTS := $(BIN)/cache-tests/node_modules/http-cache-tests
+$(CACHE_TESTS):
+	npm install --silent --no-audit --no-fund --prefix $(BIN)/cache-tests http-cache-tests@0.4.5
+
+functional: build $(TOOLS)/h2spec $(SSO_TOOLS) $(GRPC_TOOLS) $(CACHE_TESTS)
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
-		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts \
+		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts CACHE_TESTS=$(CURDIR)/$(CACHE_TESTS) \
 		$(GO) test $(TAGS) -count=1 -timeout 10m ./functional-tests/...
 
 # The WAF differential test: lbd+Coraza against nginx+libmodsecurity 3 on

@@ -14,6 +14,7 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/gorilla/mux v1.8.1
+	github.com/maypok86/otter/v2 v2.4.0
 	github.com/mholt/acmez/v3 v3.1.7
 	github.com/miekg/dns v1.1.73
 	github.com/redis/go-redis/v9 v9.23.0

@@ -29,6 +29,15 @@ var lbdFamilies = []metricFamily{
 	{name: "lbd_service_sessions", typ: "gauge", help: "Sessions in a service's session table."},
 	{name: "lbd_service_sessions_created", typ: "counter", help: "Sessions a service's table added."},
 	{name: "lbd_service_sessions_expired", typ: "counter", help: "Sessions a service's table dropped for being idle longer than the TTL."},
+	{name: "lbd_service_cache_requests", typ: "counter", help: "Requests a service's shared cache decided, by result: hit (served stored, stale ones included), miss, revalidation, pass (not for the cache: an unsafe method, a range...)."},
+	{name: "lbd_service_cache_stale", typ: "counter", help: "Stale responses a service's shared cache served (max-stale, stale-while-revalidate, stale-if-error)."},
+	{name: "lbd_service_cache_coalesced", typ: "counter", help: "Misses of a service's shared cache that waited for another request of the same key instead of going to a backend."},
+	{name: "lbd_service_cache_stores", typ: "counter", help: "Responses a service's shared cache stored."},
+	{name: "lbd_service_cache_evictions", typ: "counter", help: "Keys a service's shared cache evicted to stay within its budget."},
+	{name: "lbd_service_cache_purges", typ: "counter", help: "Keys removed from a service's shared cache through the control API."},
+	{name: "lbd_service_cache_bytes", typ: "gauge", unit: "bytes", help: "Memory a service's shared cache holds (objects, keys, bookkeeping)."},
+	{name: "lbd_service_cache_budget_bytes", typ: "gauge", unit: "bytes", help: "The memory budget of a service's shared cache (Cache)."},
+	{name: "lbd_service_cache_objects", typ: "gauge", help: "Keys stored in a service's shared cache."},
 	{name: "lbd_backend_state", typ: "gauge", help: "State of a backend: up (enabled and alive), down (enabled, dead) or disabled; 1 for the current state."},
 	{name: "lbd_backend_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the backend's response, for the requests the backend answered."},
 	{name: "lbd_backend_responses", typ: "counter", help: "Responses relayed from a backend, by status class."},
@@ -112,6 +121,22 @@ func (e *exposition) lbdService(lbl [][2]string, s *Service) {
 	e.requests("lbd_service", lbl, &s.Requests)
 	e.tbfs(lbl, s.Limits.RateLimits)
 	e.acls(lbl, s.Limits.ACLs)
+	if c := s.Cache; c != nil {
+		for _, r := range [...]struct {
+			result string
+			n      int64
+		}{{"hit", c.Hits}, {"miss", c.Misses}, {"revalidation", c.Revalidations}, {"pass", c.Passes}} {
+			e.add("lbd_service_cache_requests", "_total", append(lbl[:len(lbl):len(lbl)], [2]string{"result", r.result}), strconv.FormatInt(r.n, 10))
+		}
+		e.add("lbd_service_cache_stale", "_total", lbl, strconv.FormatInt(c.Stale, 10))
+		e.add("lbd_service_cache_coalesced", "_total", lbl, strconv.FormatInt(c.Coalesced, 10))
+		e.add("lbd_service_cache_stores", "_total", lbl, strconv.FormatInt(c.Stores, 10))
+		e.add("lbd_service_cache_evictions", "_total", lbl, strconv.FormatInt(c.Evictions, 10))
+		e.add("lbd_service_cache_purges", "_total", lbl, strconv.FormatInt(c.Purged, 10))
+		e.add("lbd_service_cache_bytes", "", lbl, strconv.FormatInt(c.Bytes, 10))
+		e.add("lbd_service_cache_budget_bytes", "", lbl, strconv.FormatInt(c.Budget, 10))
+		e.add("lbd_service_cache_objects", "", lbl, strconv.Itoa(c.Objects))
+	}
 	if s.SessionType != "" && s.SessionType != "NONE" {
 		// A Summary has only the count, a full State the list.
 		e.add("lbd_service_sessions", "", lbl, strconv.Itoa(max(s.SessionCount, len(s.Sessions))))

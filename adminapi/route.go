@@ -39,7 +39,7 @@ func newExtensions(c Controller, num numbering) *lbdExtensions {
 // owns reports whether path is one of the extensions.
 func (x *lbdExtensions) owns(path string) bool {
 	p := strings.ToLower(path)
-	return p == "/route" || p == "/route/" || p == "/dashboard" || strings.HasPrefix(p, "/dashboard/") || ownsACME(p)
+	return p == "/route" || p == "/route/" || p == "/dashboard" || strings.HasPrefix(p, "/dashboard/") || ownsACME(p) || ownsCache(p)
 }
 
 // ServeHTTP serves an extension path (owns is true).
@@ -50,6 +50,10 @@ func (x *lbdExtensions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if ownsACME(r.URL.Path) {
 		x.acme(w, r)
+		return
+	}
+	if ownsCache(strings.ToLower(r.URL.Path)) {
+		x.cache(w, r)
 		return
 	}
 	x.route(w, r)

@@ -183,6 +183,8 @@ type Service struct {
 	// SessionsCreated and SessionsExpired count the sessions the table
 	// ever added and those it dropped for idling past the TTL.
 	SessionsCreated, SessionsExpired uint64
+	// Cache is the service's shared cache (nil: none), for the metrics.
+	Cache *CacheStat `json:"-"`
 	// Requests are the service's request durations and status classes
 	// (lbd_service_*).
 	Requests RequestStats

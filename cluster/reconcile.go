@@ -225,4 +225,7 @@ func (n *Node) receive(payload []byte) {
 			n.observeLag(p, time.Since(m.Sent.Add(-r.Wait)))
 		}
 	}
+	if len(m.Purges) > 0 {
+		n.applyPurges(m.Purges)
+	}
 }

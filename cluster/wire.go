@@ -17,10 +17,12 @@ import (
 //
 //	message  = "LB" version:1 kind:1 node:str sent:8 count:uvarint record*
 //	kind     = 'S' sessions | 'C' control state | 'H' heartbeat (no records)
+//	         | 'P' cache purges
 //	str      = len:uvarint bytes
 //	session  = op:1 listener:str service:str key:str backend:str ts:8
 //	           age_ms:uvarint flags:1 wait_us:uvarint
 //	state    = ts:8 node:str change wait_us:uvarint
+//	purge    = host:str target:str prefix:1
 //	change   = kind:1 listener:str service:str backend:str enabled:1
 //	           level:str id:str address:str port:uvarint https:1
 //	           weight:uvarint priority:uvarint connlimit:uvarint
@@ -38,6 +40,7 @@ const (
 	kindSessions  = 'S'
 	kindState     = 'C'
 	kindHeartbeat = 'H'
+	kindPurge     = 'P'
 
 	maxString  = 64 << 10 // longest string (a session key is a cookie value at most)
 	maxRecords = 1 << 16  // records in one message
@@ -58,6 +61,13 @@ type message struct {
 	Sent     time.Time
 	Sessions []sessionRecord
 	State    []stateRecord
+	Purges   []purgeRecord
+}
+
+// purgeRecord is a purge of the shared caches (an event: not stored).
+type purgeRecord struct {
+	Host, Target string
+	Prefix       bool
 }
 
 // sessionRecord is one change to a shared session table.
@@ -112,6 +122,11 @@ func appendMessage(b []byte, m *message) []byte {
 		b = binary.AppendUvarint(b, uint64(len(m.State)))
 		for i := range m.State {
 			b = appendState(b, &m.State[i])
+		}
+	case kindPurge:
+		b = binary.AppendUvarint(b, uint64(len(m.Purges)))
+		for _, p := range m.Purges {
+			b = appendBool(appendString(appendString(b, p.Host), p.Target), p.Prefix)
 		}
 	default:
 		b = binary.AppendUvarint(b, 0)
@@ -255,6 +270,10 @@ func decodeMessage(b []byte) (*message, error) {
 		m.State = make([]stateRecord, 0, min(n, len(r.b)/16+1))
 		for i := 0; i < n && r.err == nil; i++ {
 			m.State = append(m.State, r.state())
+		}
+	case kindPurge:
+		for i := 0; i < n && r.err == nil; i++ {
+			m.Purges = append(m.Purges, purgeRecord{Host: r.string(), Target: r.string(), Prefix: r.bool()})
 		}
 	case kindHeartbeat:
 		if n != 0 {

@@ -158,6 +158,8 @@ type Service struct {
 	// references are already resolved.
 	Backends  []*Backend `json:"backends"`
 	Emergency []*Backend `json:"emergency,omitempty"`
+	// Cache is the service's shared HTTP cache (nil: none).
+	Cache *Cache `json:"cache,omitempty"`
 }
 
 // RewriteURL is zproxy's RewriteUrl "re" "repl" [last].

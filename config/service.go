@@ -11,6 +11,7 @@ import (
 type serviceExtra struct {
 	cond     *condCtx
 	nameSpan parser.Span // where the name was written, for "not unique"
+	cache    cacheExtra
 }
 
 // serviceUnsupported are service directives lbd accepts without
@@ -51,6 +52,7 @@ func initServiceTable() {
 	addServiceBalancing(t)
 	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.Headers }, func(s *Service) *Rewrites { return &s.Rewrites })
 	initLangService(t)
+	addCacheDirectives(t)
 	t.add("RewriteUrl", "ssl?", serviceRewriteURL)
 	t.add("RewriteLocation", "nn?", func(b *builder, s *Service, _ *parser.Node, u []unit) {
 		if v, _, ok := b.rewriteLocation(u); ok {
@@ -145,6 +147,7 @@ func (b *builder) service(n *parser.Node, u []unit, list []*Service) []*Service 
 		s.Name, ex.nameSpan = u[0].arg.Text, u[0].arg.Span
 	}
 	walk(b, svcTable, serviceUnsupported, s, n.Children)
+	b.finishCache(s)
 	if s.RoutingPolicy == "" && s.Balancer == "" && b.cfg.Dialect == DialectZproxy {
 		s.RoutingPolicy = "ROUND_ROBIN"
 	}

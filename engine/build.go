@@ -151,6 +151,7 @@ func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic
 	if fw != nil {
 		b.next.detach = append(b.next.detach, fw.Close)
 	}
+	setCacheMemoryLimit(b.next)
 	return b.next, nil
 }
 
@@ -202,7 +203,11 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Pos, err)
 	}
-	if old := b.prev.findService(scope, idx, s.Name); old != nil {
+	old := b.prev.findService(scope, idx, s.Name)
+	if svc.Cache, err = serviceCache(old, s); err != nil {
+		return nil, err
+	}
+	if old != nil {
 		// The same service (by position and name) keeps counting.
 		svc.Stats = old.Stats
 		if old.Cfg == s || b.opts.keepServices {

@@ -197,6 +197,9 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) a
 		}
 		v.Backends = append(v.Backends, bv)
 	}
+	if s.Cache != nil {
+		v.Cache = cacheStat(-1, -1, s)
+	}
 	if s.Sessions != nil {
 		v.SessionType = s.Cfg.Session.Type.String()
 		v.SessionsCreated, v.SessionsExpired = s.Sessions.Created(), s.Sessions.Expired()

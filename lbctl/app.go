@@ -140,7 +140,7 @@ func New(prog string, env Env) *cli.App {
 			r.listCommand(), r.coreCommand(), r.enableCommand(), r.disableCommand(),
 			r.addCommand(), r.deleteCommand(), r.logCommand(), r.reloadCommand(),
 			r.backendCommand(), r.weightCommand(), r.priorityCommand(), r.sessionCommand(), r.metricsCommand(), r.versionCommand(),
-			r.upgradeCommand(), r.routeCommand(), r.dashboardCommand(), r.clusterCommand(), r.acmeCommand(),
+			r.upgradeCommand(), r.routeCommand(), r.dashboardCommand(), r.clusterCommand(), r.acmeCommand(), r.cacheCommand(),
 		},
 	}
 	for _, c := range app.Commands {

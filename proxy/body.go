@@ -89,6 +89,9 @@ func (c *conn) copyN(st *Listener, bc *backend.Conn, n int64, buf []byte, rto, w
 			if werr := c.writeClient(p[:k]); werr != nil {
 				return done, errClientIO
 			}
+			if c.ex.cache != nil {
+				c.cacheBody(p[:k])
+			}
 			done += int64(k)
 		}
 		if err != nil && done < n {

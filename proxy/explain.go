@@ -173,6 +173,9 @@ func (x *explainer) run(enabled bool) {
 	} else if why != "" {
 		x.check("special backend", true, why)
 	}
+	if svc.Cache != nil {
+		x.cacheCheck(svc)
+	}
 	x.forward(svc)
 }
 

@@ -36,6 +36,9 @@ func (c *conn) forward(st *Listener, svc *service.Service) bool {
 	if c.ex.badExpand {
 		return c.fail(st, 500)
 	}
+	if c.ex.cache != nil {
+		c.cacheConditionals()
+	}
 	c.r += req.HeadLen
 	headLen := len(c.out)
 	whole, err := c.appendBufferedBody()
@@ -187,6 +190,11 @@ func (c *conn) write(bc *backend.Conn, pre []byte, timeout time.Duration) error 
 
 // failStatus maps a forwarding error to the answer the client gets.
 func (c *conn) failStatus(st *Listener, err error) bool {
+	if c.ex.cache != nil && !errors.Is(err, errClientIO) && !errors.Is(err, errBadRequest) {
+		if done, ok := c.cacheFailed(st); done {
+			return ok // stale-if-error
+		}
+	}
 	switch {
 	case errors.Is(err, errClientIO):
 		c.ex.status = 0

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"lbd/backend"
+	"lbd/cache"
 	"lbd/config"
 	"lbd/http1"
 	"lbd/service"
@@ -66,6 +67,12 @@ type exchange struct {
 	// grpcStatus is the response's grpc-status plus one (0: none), for
 	// the log and the metrics (h2relay.go).
 	grpcStatus int
+	// The service's cache (cache.go): the request's transaction (nil:
+	// the service has none), and the decoding of a chunked body stored.
+	cache        *cache.Tx
+	cacheChunked bool
+	cacheDechunk dechunker
+	cacheData    []byte
 }
 
 // handle serves the request whose head is at buf[r:]. It reports whether
@@ -74,6 +81,9 @@ func (c *conn) handle(st *Listener) bool {
 	ok := c.serveRequest(st)
 	if c.ex.waf != nil {
 		c.wafClose(st)
+	}
+	if c.ex.cache != nil {
+		c.cacheEnd()
 	}
 	if c.rs.Script.Owner != nil {
 		c.rs.EndScripts() // the Lua state goes back to the pool
@@ -88,7 +98,7 @@ func (c *conn) handle(st *Listener) bool {
 }
 
 func (c *conn) serveRequest(st *Listener) bool {
-	c.ex = exchange{start: c.now, respExtra: c.ex.respExtra[:0], wafData: c.ex.wafData[:0]}
+	c.ex = exchange{start: c.now, respExtra: c.ex.respExtra[:0], wafData: c.ex.wafData[:0], cacheData: c.ex.cacheData[:0]}
 	req := &c.req
 	c.rs.Begin(c.client, st.Detached)
 	c.rs.X.Minor, c.rs.X.Services = req.Minor, &st.Router
@@ -130,7 +140,12 @@ func (c *conn) serveRequest(st *Listener) bool {
 	if svc.UseSpecial() {
 		return c.special(st, svc)
 	}
-	ok := c.forward(st, svc)
+	var ok bool
+	if svc.Cache != nil {
+		ok = c.cached(st, svc)
+	} else {
+		ok = c.forward(st, svc)
+	}
 	c.logRequest(st)
 	// At a hand-over the connection stays if the response said so,
 	// whenever the drain began: closing it now would reset a client

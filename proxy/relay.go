@@ -37,6 +37,11 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	}
 	c.ex.status = resp.Status
 	c.ex.bytes = 0
+	if c.ex.cache != nil {
+		if done, ok := c.cacheResponse(st, bc, kind, rb, n); done {
+			return ok
+		}
+	}
 	if c.ex.waf != nil {
 		v, inspect := c.wafResponseHead(st, kind)
 		if v != nil {
@@ -87,6 +92,9 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 			return c.wafHeldVerdict(st, bc, v)
 		}
 	}
+	if c.ex.cache != nil {
+		c.cacheBody(first)
+	}
 	// Place the head right before the first body bytes when it fits.
 	start := headRoom + resp.HeadLen - len(head)
 	var werr error
@@ -112,6 +120,9 @@ func (c *conn) relay(st *Listener, svc *service.Service, bc *backend.Conn, rb []
 	}
 	if !complete {
 		clean, err = c.streamResponseBody(st, bc, kind, rb)
+	}
+	if c.ex.cache != nil {
+		c.ex.cache.Finish(err == nil)
 	}
 	b.Done(bc, resp.Status, time.Since(c.ex.start))
 	// A CONNECT is never reused: its backend may have made a tunnel of it.
@@ -249,6 +260,9 @@ func (c *conn) streamResponseBody(st *Listener, bc *backend.Conn, kind http1.Bod
 			if werr := c.writeClient(buf[:k]); werr != nil {
 				return false, errClientIO
 			}
+			if c.ex.cache != nil {
+				c.cacheBody(buf[:k])
+			}
 			c.ex.bytes += int64(k)
 		}
 		if err != nil {
@@ -289,6 +303,9 @@ func (c *conn) copyChunked(st *Listener, bc *backend.Conn, buf []byte, rto time.
 			c.dl.forWrite(c.nc, time.Now(), st.Client)
 			if werr := c.writeClient(buf[:n]); werr != nil {
 				return false, errClientIO
+			}
+			if c.ex.cache != nil {
+				c.cacheBody(buf[:n])
 			}
 			c.ex.bytes += int64(n)
 			if done {

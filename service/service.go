@@ -7,6 +7,7 @@
 package service
 
 import (
+	"lbd/cache"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -56,6 +57,10 @@ type Service struct {
 	// Listing is the order the control API shows and numbers backends
 	// in, after Special: Backends plus Pound's matrix entries.
 	Listing []Entry
+
+	// Cache is the service's shared HTTP cache (nil: none; the proxy
+	// then never calls package cache).
+	Cache *cache.Cache
 
 	// Sessions is nil when the service has no Session block.
 	Sessions  *session.Table[*backend.Backend]
