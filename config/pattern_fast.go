@@ -61,7 +61,7 @@ func literalSet(expr string) []*Pattern {
 }
 
 // finiteStrings lists the strings re matches when it is made of ASCII
-// literals, concatenation, alternation and groups only, all literals
+// literals, concatenation, alternation, groups and optional groups only, all literals
 // folding case alike (fold records how), at most maxLiterals of them.
 func finiteStrings(re *syntax.Regexp, fold *int) ([]string, bool) {
 	switch re.Op {
@@ -84,6 +84,12 @@ func finiteStrings(re *syntax.Regexp, fold *int) ([]string, bool) {
 		return []string{string(re.Rune)}, true
 	case syntax.OpCapture:
 		return finiteStrings(re.Sub[0], fold)
+	case syntax.OpQuest: // "(www\.)?": the strings of the group, or none
+		s, ok := finiteStrings(re.Sub[0], fold)
+		if !ok || len(s)+1 > maxLiterals {
+			return nil, false
+		}
+		return append([]string{""}, s...), true
 	case syntax.OpAlternate:
 		var out []string
 		for _, sub := range re.Sub {

@@ -140,6 +140,8 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 		{"contained, found by a byte that has one case", "a-b", true, true, []string{"xxA-Byy", "a-", "-b", "aa-b", "A-BA-b"}},
 		{"contained, letters only", "Host", true, true, []string{"xhOsT", "hos", "hhost", "HOS T"}},
 		{"contained, case kept", "Ab", false, true, []string{"xAb", "ab", "AB", "AAb"}},
+		{"an optional group is two strings", "^(www\\.)?a\\.example$", true, true, []string{"a.example", "WWW.a.example", "ww.a.example", "www.a.example.x", "wwwa.example"}},
+		{"an optional group unanchored", "x(ab)?y", false, true, []string{"xy", "xaby", "xay", "-xaby-"}},
 		{"too many strings stay a regex", "(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)(x|y)", false, false, []string{"ax", "qy", "z"}},
 		{"a class stays a regex", "^[ab]x$", false, false, []string{"ax", "cx"}},
 		{"non-ASCII stays a regex", "é", true, false, []string{"É", "e"}},
@@ -170,7 +172,7 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 func FuzzLiteralRegexes(f *testing.F) {
 	for _, c := range [][2]string{{"^(GET|HEAD)$", "HEAD"}, {"X-Block", "x-bloc\u212a"}, {"^Cookie:", "cOOkie:"},
 		{"a-b|c", "xA-b"}, {"(?i)s", "\u017f"}, {"\\.html$", "/a.HTML"}, {"x-kk", "aX-\u212ak"},
-		{"kk-x", "\u212a\u212a-X"}, {"s$", "x\u017f"}, {"^(k|s)$", "\u212a"}} {
+		{"kk-x", "\u212a\u212a-X"}, {"s$", "x\u017f"}, {"^(k|s)$", "\u212a"}, {"^(www\\.)?a$", "WWW.a"}} {
 		f.Add(c[0], c[1], true)
 	}
 	f.Fuzz(func(t *testing.T, expr, subject string, icase bool) {
