@@ -404,10 +404,11 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 	if l.LineBuffer > 0 {
 		st.Limits.MaxRequestLine, st.Limits.MaxHeaderLine = l.LineBuffer, l.LineBuffer
 	}
-	st.Router.Services = append([]*service.Service{}, own...)
+	routed := append([]*service.Service{}, own...)
 	if !l.Tunnel {
-		st.Router.Services = append(st.Router.Services, b.next.global...)
+		routed = append(routed, b.next.global...)
 	}
+	st.Router = service.NewRouter(routed)
 	st.Errors = proxy.NewErrorPages(cfg.Dialect, errorBodies(l.ErrorFiles))
 	var err error
 	if st.Edits, err = b.edits(l, nil, env); err != nil {
