@@ -40,6 +40,9 @@ type graph struct {
 	// rebuilt from the same configuration shares them.
 	lua    *lua.Runtime
 	detach []func()
+	// dashboard: some service has a Dashboard backend, whose graphs the
+	// engine's sampler feeds (HistoryWanted).
+	dashboard bool
 }
 
 // backendKey identifies a backend across reloads: the same service (by
@@ -143,6 +146,11 @@ func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic
 			return fail(err)
 		}
 		b.next.listeners = append(b.next.listeners, st)
+	}
+	for _, list := range append(b.next.services, b.next.global) {
+		for _, s := range list {
+			b.next.dashboard = b.next.dashboard || (s.Special != nil && s.Special.Kind == config.BackendDashboard)
+		}
 	}
 	fw, err := watchFiles(cfg.Watched, log)
 	if err != nil {

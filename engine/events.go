@@ -63,6 +63,15 @@ func backendLogger(base logrus.FieldLogger, events *adminapi.Events, name string
 // (adminapi.Observed).
 func (e *Engine) Observer() *adminapi.Observer { return e.obs }
 
+// HistoryWanted reports whether a Dashboard backend shows the history:
+// without one, sampling every service each second is work for nobody,
+// and with thousands of services it is not little.
+func (e *Engine) HistoryWanted() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.g != nil && e.g.dashboard
+}
+
 // event records ev in the timeline.
 func (e *Engine) event(ev adminapi.Event) {
 	if e.obs != nil {

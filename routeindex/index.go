@@ -24,8 +24,11 @@ type Index struct {
 	n int32
 	// always lists the services offered for every request.
 	always []int32
-	// fwd holds exact and prefix keys, rev suffix keys reversed, per
-	// subject; nil when there are none.
+	// exact maps the exact keys of up to maxMapKey bytes to their
+	// services (one hash per request, wherever the keys share bytes);
+	// fwd holds the prefix keys and longer exact ones, rev the suffix
+	// keys reversed, per subject; nil when there are none.
+	exact    [numSubjects]map[string][]int32
 	fwd, rev [numSubjects]*trie
 	// foldKS: some key of the subject folds k or s as a regex does, so
 	// a subject with non-ASCII bytes may match with no key fitting.
@@ -56,12 +59,17 @@ func Build(services [][]*config.Condition) *Index {
 		}
 		for _, k := range keys {
 			ix.foldKS[k.subj] = ix.foldKS[k.subj] || k.foldKS
-			switch k.kind {
-			case config.MatchExact:
+			switch {
+			case k.kind == config.MatchExact && len(k.text) <= maxMapKey:
+				if ix.exact[k.subj] == nil {
+					ix.exact[k.subj] = map[string][]int32{}
+				}
+				ix.exact[k.subj][k.text] = appendID(ix.exact[k.subj][k.text], id)
+			case k.kind == config.MatchExact:
 				fwd[k.subj].add(k.text, id, true)
-			case config.MatchPrefix:
+			case k.kind == config.MatchPrefix:
 				fwd[k.subj].add(k.text, id, false)
-			case config.MatchSuffix:
+			case k.kind == config.MatchSuffix:
 				rev[k.subj].add(reverse(k.text), id, false)
 			}
 		}
@@ -119,6 +127,15 @@ func (ix *Index) walk(s subject, v []byte, present bool, it *Iter) bool {
 	if ix.foldKS[s] && !ascii(v) {
 		return false
 	}
+	if m := ix.exact[s]; m != nil && len(v) <= maxMapKey {
+		var buf [maxMapKey]byte
+		for i, c := range v {
+			buf[i] = fold(c)
+		}
+		if l, ok := m[string(buf[:len(v)])]; ok && !it.add(l) {
+			return false
+		}
+	}
 	if t := ix.fwd[s]; t != nil && !t.walk(v, false, it) {
 		return false
 	}
@@ -145,6 +162,10 @@ func (ix *Index) Why(i int) string {
 	name := [...]string{"Host", "URL", "Path"}[ix.keyed[i]]
 	return fmt.Sprintf("the routing index shows its first condition, on the %s, cannot hold for this request", name)
 }
+
+// maxMapKey is the longest exact key the hash map holds: a subject is
+// folded into a buffer of this size on the stack.
+const maxMapKey = 128
 
 // maxLists bounds the candidate lists one lookup merges; a request that
 // would need more (a subject with many indexed prefixes) is offered

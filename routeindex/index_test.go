@@ -134,3 +134,28 @@ func BenchmarkLookup(b *testing.B) {
 		})
 	}
 }
+
+// TestLookupLongExactKeys: exact keys longer than the hash map takes are
+// found through the trie, and a subject of that length with them.
+func TestLookupLongExactKeys(t *testing.T) {
+	long := strings.Repeat("x", maxMapKey+10)
+	services := [][]*config.Condition{
+		{cond(t, config.CondPath, config.MatchExact, "/"+long, true)},
+		{cond(t, config.CondPath, config.MatchExact, "/short", true)},
+	}
+	ix := Build(services)
+	cases := []struct {
+		url  string
+		want []int
+	}{
+		{"/" + strings.ToUpper(long), []int{0}},
+		{"/" + long + "?q", []int{0}},
+		{"/" + long + "y", []int{}},
+		{"/SHORT", []int{1}},
+	}
+	for _, tc := range cases {
+		if got := offered(ix, "-", tc.url, 0); !slices.Equal(got, tc.want) {
+			t.Errorf("%.20q: offered %v, want %v", tc.url, got, tc.want)
+		}
+	}
+}
