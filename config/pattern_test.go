@@ -156,10 +156,10 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 				t.Fatalf("reduced to plain matchers: %v, want %v", p.lits != nil, tc.plain)
 			}
 			for _, s := range tc.subjects {
-				if got, want := p.MatchString(s), p.Re.MatchString(s); got != want {
+				if got, want := p.MatchString(s), p.Regexp().MatchString(s); got != want {
 					t.Errorf("%q: %v, the regex says %v", s, got, want)
 				}
-				if got, want := p.Match([]byte(s)), p.Re.MatchString(s); got != want {
+				if got, want := p.Match([]byte(s)), p.Regexp().MatchString(s); got != want {
 					t.Errorf("%q as bytes: %v, the regex says %v", s, got, want)
 				}
 			}
@@ -180,10 +180,10 @@ func FuzzLiteralRegexes(f *testing.F) {
 		if err != nil || p.lits == nil {
 			return
 		}
-		if got, want := p.MatchString(subject), p.Re.MatchString(subject); got != want {
+		if got, want := p.MatchString(subject), p.Regexp().MatchString(subject); got != want {
 			t.Fatalf("%q on %q: %v, the regex says %v", expr, subject, got, want)
 		}
-		if got, want := p.Match([]byte(subject)), p.Re.MatchString(subject); got != want {
+		if got, want := p.Match([]byte(subject)), p.Regexp().MatchString(subject); got != want {
 			t.Fatalf("%q on %q as bytes: %v, the regex says %v", expr, subject, got, want)
 		}
 	})
