@@ -1,6 +1,6 @@
 package routeindex
 
-import "sort"
+import "slices"
 
 // trie is a byte trie over folded keys, flattened into arrays after it
 // is built: a node is six int32s, its edges a run of labels and kids, its
@@ -86,14 +86,13 @@ func (b *trieBuilder) flatten() *trie {
 		for c := range n.kids {
 			labels = append(labels, c)
 		}
-		sort.Slice(labels, func(i, j int) bool { return labels[i] < labels[j] })
+		slices.Sort(labels)
 		nd.edge, nd.nedge = int32(len(t.labels)), int32(len(labels))
 		for _, c := range labels {
 			t.labels = append(t.labels, c)
 			t.kids = append(t.kids, int32(len(queue)))
 			queue = append(queue, n.kids[c])
-			t.nodes = append(t.nodes, tnode{})
-			nd = &t.nodes[qi] // append may have moved it
+			t.nodes = append(t.nodes, tnode{}) // nd is complete: moving it is harmless
 		}
 	}
 	return t
