@@ -2,8 +2,9 @@
 // whose first condition can hold, in service order, without trying each
 // service: the conditions that decide most large configurations (Host
 // exact, prefix or suffix; URL and Path patterns that are literal strings
-// or literal prefixes or suffixes) are filed in byte tries keyed by their
-// folded text, and every other service is offered for every request.
+// or literal prefixes or suffixes; a named header's exact value) are filed
+// in hash maps and byte tries keyed by their folded text, and every other
+// service is offered for every request.
 //
 // The index only ever narrows the services a router tries; the router
 // still runs each offered service's conditions in order, so first-match
@@ -14,6 +15,7 @@
 package routeindex
 
 import (
+	"bytes"
 	"fmt"
 
 	"lbd/config"
@@ -30,6 +32,10 @@ type Index struct {
 	// keys reversed, per subject; nil when there are none.
 	exact    [numSubjects]map[string][]int32
 	fwd, rev [numSubjects]*trie
+	// headers maps a folded header name to its exact values' services;
+	// headerFoldKS is foldKS for them.
+	headers      map[string]map[string][]int32
+	headerFoldKS bool
 	// foldKS: some key of the subject folds k or s as a regex does, so
 	// a subject with non-ASCII bytes may match with no key fitting.
 	foldKS [numSubjects]bool
@@ -58,6 +64,10 @@ func Build(services [][]*config.Condition) *Index {
 			ix.keyed[i] = int8(keys[0].subj)
 		}
 		for _, k := range keys {
+			if k.subj == subjHeader {
+				ix.addHeader(k, id)
+				continue
+			}
 			ix.foldKS[k.subj] = ix.foldKS[k.subj] || k.foldKS
 			switch {
 			case k.kind == config.MatchExact && len(k.text) <= maxMapKey:
@@ -80,6 +90,19 @@ func Build(services [][]*config.Condition) *Index {
 	return ix
 }
 
+func (ix *Index) addHeader(k key, id int32) {
+	if ix.headers == nil {
+		ix.headers = map[string]map[string][]int32{}
+	}
+	vals := ix.headers[k.name]
+	if vals == nil {
+		vals = map[string][]int32{}
+		ix.headers[k.name] = vals
+	}
+	vals[k.text] = appendID(vals[k.text], id)
+	ix.headerFoldKS = ix.headerFoldKS || k.foldKS
+}
+
 func reverse(s string) string {
 	b := []byte(s)
 	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
@@ -97,6 +120,8 @@ type Request struct {
 	Host    []byte // the first Host header's value
 	HasHost bool
 	URL     []byte // the request target
+	// Lines are the header lines "Name: value", for Header conditions.
+	Lines [][]byte
 }
 
 // Lookup sets it to the services from `from` on that the request may
@@ -113,9 +138,61 @@ func (ix *Index) Lookup(r *Request, from int, it *Iter) {
 	}
 	if !ix.walk(subjHost, r.Host, r.HasHost, it) ||
 		!ix.walk(subjURL, r.URL, true, it) ||
-		!ix.walk(subjPath, path, true, it) {
+		!ix.walk(subjPath, path, true, it) ||
+		!ix.headerLists(r.Lines, it) {
 		it.linear = true
 	}
+}
+
+// headerLists adds the services of the indexed headers the request
+// has, line by line (a condition on a header holds when any of its
+// lines does).
+func (ix *Index) headerLists(lines [][]byte, it *Iter) bool {
+	if ix.headers == nil {
+		return true
+	}
+	var buf [maxMapKey]byte
+	for _, line := range lines {
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || colon > maxMapKey {
+			continue
+		}
+		vals := ix.headers[string(foldInto(buf[:0], line[:colon]))]
+		if vals == nil {
+			continue
+		}
+		v := trimBlanks(line[colon+1:])
+		if ix.headerFoldKS && !ascii(v) {
+			return false
+		}
+		if len(v) > maxMapKey {
+			continue // longer than every key
+		}
+		if l, ok := vals[string(foldInto(buf[:0], v))]; ok && !it.add(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// foldInto appends s folded to dst (a buffer on the caller's stack).
+func foldInto(dst, s []byte) []byte {
+	for _, c := range s {
+		dst = append(dst, fold(c))
+	}
+	return dst
+}
+
+// trimBlanks is a header value without surrounding spaces and tabs, as
+// the rules read it.
+func trimBlanks(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // walk adds the lists of subject s (value v, present or not); false
@@ -129,10 +206,7 @@ func (ix *Index) walk(s subject, v []byte, present bool, it *Iter) bool {
 	}
 	if m := ix.exact[s]; m != nil && len(v) <= maxMapKey {
 		var buf [maxMapKey]byte
-		for i, c := range v {
-			buf[i] = fold(c)
-		}
-		if l, ok := m[string(buf[:len(v)])]; ok && !it.add(l) {
+		if l, ok := m[string(foldInto(buf[:0], v))]; ok && !it.add(l) {
 			return false
 		}
 	}
@@ -159,7 +233,7 @@ func (ix *Index) Why(i int) string {
 	if i < 0 || i >= len(ix.keyed) || ix.keyed[i] < 0 {
 		return ""
 	}
-	name := [...]string{"Host", "URL", "Path"}[ix.keyed[i]]
+	name := [...]string{"Host", "URL", "Path", "header"}[ix.keyed[i]]
 	return fmt.Sprintf("the routing index shows its first condition, on the %s, cannot hold for this request", name)
 }
 

@@ -159,3 +159,48 @@ func TestLookupLongExactKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupHeaderValues: a Header condition with a name and an exact
+// value is found through any of the header's lines, values trimmed and
+// folded as the rules read them.
+func TestLookupHeaderValues(t *testing.T) {
+	hdr := func(name, value string, kind config.PatternKind) []*config.Condition {
+		c := cond(t, config.CondHeader, kind, value, false)
+		c.Name = name
+		return []*config.Condition{c}
+	}
+	ix := Build([][]*config.Condition{
+		0: hdr("X-Tenant", "a", config.MatchExact),
+		1: hdr("x-tenant", "^(b|c)$", config.MatchRegex),
+		2: hdr("X-Tenant", "b", config.MatchPrefix), // not exact: always offered
+		3: hdr("X-Other", "a", config.MatchExact),
+	})
+	cases := []struct {
+		name  string
+		lines []string
+		want  []int
+	}{
+		{"exact value", []string{"X-Tenant: a"}, []int{0, 2}},
+		{"blanks trimmed, name and value folded", []string{"x-TENANT:\t A \t"}, []int{0, 2}},
+		{"a regex of two strings", []string{"X-Tenant: c"}, []int{1, 2}},
+		{"any of the lines", []string{"X-Tenant: z", "X-Tenant: b", "X-Other: a"}, []int{1, 2, 3}},
+		{"no such header", []string{"X-Tenants: a"}, []int{2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var it Iter
+			q := &Request{URL: []byte("/")}
+			for _, l := range tc.lines {
+				q.Lines = append(q.Lines, []byte(l))
+			}
+			ix.Lookup(q, 0, &it)
+			got := []int{}
+			for i := it.Next(); i >= 0; i = it.Next() {
+				got = append(got, i)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("offered %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

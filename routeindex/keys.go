@@ -12,6 +12,9 @@ const (
 	subjURL                 // the request target
 	subjPath                // the target up to '?'
 	numSubjects
+	// subjHeader is the value of a named header (any of its lines);
+	// only exact keys, in Index.headers.
+	subjHeader = numSubjects
 )
 
 var subjectOf = map[config.CondKind]subject{
@@ -27,6 +30,7 @@ type key struct {
 	kind   config.PatternKind
 	text   string
 	foldKS bool
+	name   string // subjHeader: the header's name, folded
 }
 
 // serviceKeys returns the keys of a service's conditions (an AND list),
@@ -74,6 +78,9 @@ func condKeys(c *config.Condition) ([]key, bool) {
 		return keys, true // an empty OR never holds: no key at all
 	}
 	subj, known := subjectOf[c.Kind]
+	if c.Kind == config.CondHeader && isName(c.Name) {
+		subj, known = subjHeader, true
+	}
 	if !known || c.Decode || c.Pattern == nil {
 		return nil, false
 	}
@@ -83,11 +90,28 @@ func condKeys(c *config.Condition) ([]key, bool) {
 	}
 	keys := make([]key, len(texts))
 	for i, t := range texts {
+		if subj == subjHeader && (kind != config.MatchExact || len(t) > maxMapKey) {
+			return nil, false
+		}
 		// Case-sensitive texts are folded too: the index then offers a
 		// few services whose own test will fail, never misses one.
-		keys[i] = key{subj: subj, kind: kind, text: lower(t), foldKS: foldKS}
+		keys[i] = key{subj: subj, kind: kind, text: lower(t), foldKS: foldKS, name: lower(c.Name)}
 	}
 	return keys, true
+}
+
+// isName reports whether a Header condition's name can be looked up as
+// the part of a line before its first colon (rules' nameIs).
+func isName(s string) bool {
+	if s == "" || len(s) > maxMapKey {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ':' || c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func lower(s string) string {

@@ -40,7 +40,8 @@ var (
 		`Path -exact "/"`, `Path -icase -exact "/APP1/X"`,
 	}
 	otherConds = []string{
-		`Header "X-K" "v1"`, `Header "^X-K: v[12]$"`, `Header "X-K" -exact "v2"`, `Method "^GET$"`,
+		`Header "X-K" "v1"`, `Header "^X-K: v[12]$"`, `Header "X-K" -exact "v2"`, `Header "x-k" "^(v1|V2)$"`,
+		`Header "X-K" -icase -exact "V1"`, `Header "X-K" -beg "v"`, `Header "X-Other" -exact "v1"`, `Header "X-K" -re "(?i)^sk$"`, `Method "^GET$"`,
 		`Method -exact "POST"`, `QueryParam "q" "1"`, `StringMatch "%[host]" "^(a|b)"`,
 		`Eval "d1"`, `HeadRequire "X-K"`, `Query -contain "q="`,
 	}
@@ -72,11 +73,11 @@ func genCond(r *rand.Rand, b *strings.Builder, indent string, depth int) {
 	default:
 		var pool []string
 		switch k := r.IntN(10); {
-		case k < 4:
+		case k < 3:
 			pool = hostConds
-		case k < 7:
+		case k < 6:
 			pool = urlConds
-		case k < 8:
+		case k < 7:
 			pool = pathConds
 		default:
 			pool = otherConds
@@ -130,9 +131,11 @@ func genRequest(r *rand.Rand, st *rules.State, detached int) string {
 		desc += " Host: " + h
 	}
 	if r.IntN(3) == 0 {
-		line := [...]string{"X-K: v1", "X-K: v2", "x-k:v1 ", "Host: b.example"}[r.IntN(4)]
-		st.Req.Lines = append(st.Req.Lines, []byte(line))
-		desc += " | " + line
+		for range 1 + r.IntN(2) {
+			line := [...]string{"X-K: v1", "X-K: v2", "x-k:v1 ", "Host: b.example", "X-K:\tV2\t", "X-K:", "X-Other: V1", "X-K: \u017fk"}[r.IntN(8)]
+			st.Req.Lines = append(st.Req.Lines, []byte(line))
+			desc += " | " + line
+		}
 	}
 	return desc
 }

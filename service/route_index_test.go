@@ -62,6 +62,31 @@ func TestIndexedRouteAllocatesNothing(t *testing.T) {
 	}
 }
 
+// TestIndexedHeaderRouteAllocatesNothing: the same with services keyed
+// by a header's value.
+func TestIndexedHeaderRouteAllocatesNothing(t *testing.T) {
+	svcs := make([]*Service, 100)
+	for i := range svcs {
+		svcs[i] = svc(fmt.Sprint(i), &config.Condition{Kind: config.CondHeader, Name: "X-Tenant",
+			Pattern: mustPattern(t, config.MatchExact, fmt.Sprintf("t%d", i), false)})
+	}
+	r := NewRouter(svcs)
+	var st rules.State
+	st.Begin(netip.Addr{}, 0)
+	method, url := []byte("GET"), []byte("/")
+	lines := [][]byte{[]byte("Host: a"), []byte("x-tenant:  t99 ")}
+	allocs := testing.AllocsPerRun(100, func() {
+		st.Begin(netip.Addr{}, 0)
+		st.Req.Method, st.Req.URL, st.Req.Lines = method, url, lines
+		if s, err := r.Route(&st); err != nil || s != svcs[99] {
+			t.Fatalf("routed to %v, %v", s, err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per request", allocs)
+	}
+}
+
 // TestRouterEnableDisableWithIndex: the index files disabled services
 // too, so turning one on or off at run time needs no rebuild.
 func TestRouterEnableDisableWithIndex(t *testing.T) {

@@ -374,7 +374,7 @@ func (r *Router) try(s *Service, st *rules.State) (done, rewrote bool, err error
 // st may match.
 func (r *Router) lookup(st *rules.State, from int, it *routeindex.Iter) {
 	host, ok := st.Req.Header("Host")
-	q := routeindex.Request{Host: host, HasHost: ok, URL: st.Req.URL}
+	q := routeindex.Request{Host: host, HasHost: ok, URL: st.Req.URL, Lines: st.Req.Lines}
 	r.index.Lookup(&q, from, it)
 }
 
