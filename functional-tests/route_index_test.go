@@ -26,6 +26,7 @@ func routeIndexConfig(hostOf func(i int) string) string {
 		svc(fmt.Sprintf("h%d", i), fmt.Sprintf("\t\tHost %q\n", hostOf(i)))
 	}
 	svc("re", "\t\tURL \"^/re[0-9]+/\"\n")
+	svc("tenant", "\t\tHeader \"X-Tenant\" -exact \"blue\"\n")
 	svc("www", "\t\tHost -re \"^(www\\\\.)?shop\\\\.example$\"\n")
 	for i := range 96 {
 		svc(fmt.Sprintf("u%d", i), fmt.Sprintf("\t\tURL \"^/app%d/\"\n", i))
@@ -37,13 +38,17 @@ func routeIndexConfig(hostOf func(i int) string) string {
 
 // routedTo sends GET path with Host host and returns the service that
 // answered (the redirect's host).
-func routedTo(t *testing.T, addr, host, path string) string {
+func routedTo(t *testing.T, addr, host, path string, headers ...string) string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Host = host
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Add(k, v)
+	}
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
@@ -65,18 +70,22 @@ func TestRouteIndexKeepsFirstMatch(t *testing.T) {
 	p := startLBD(t, routeIndexConfig(hostOf))
 	sock := filepath.Join(p.dir, "ctl.sock")
 	waitSocket(t, sock)
-	cases := []struct{ name, host, path, want string }{
-		{"host exact, any case", "SITE199.example", "/", "h199"},
-		{"host beats a later URL service", "site7.example", "/app3/x", "h7"},
-		{"URL prefix", "nowhere.example", "/app95/x", "u95"},
-		{"URL prefix needs its slash", "nowhere.example", "/app95", "any"},
-		{"regex service, not indexable", "nowhere.example", "/re12/x", "re"},
-		{"regex with an optional group", "www.shop.example", "/", "www"},
-		{"fall-through rewrites the Host for the services after it", "site3.example", "/ft/x", "h150"},
-		{"host with a port is another host", "site3.example:80", "/", "any"},
+	cases := []struct {
+		name, host, path, want string
+		headers                []string
+	}{
+		{"host exact, any case", "SITE199.example", "/", "h199", nil},
+		{"host beats a later URL service", "site7.example", "/app3/x", "h7", nil},
+		{"URL prefix", "nowhere.example", "/app95/x", "u95", nil},
+		{"URL prefix needs its slash", "nowhere.example", "/app95", "any", nil},
+		{"regex service, not indexable", "nowhere.example", "/re12/x", "re", nil},
+		{"regex with an optional group", "www.shop.example", "/", "www", nil},
+		{"fall-through rewrites the Host for the services after it", "site3.example", "/ft/x", "h150", nil},
+		{"host with a port is another host", "site3.example:80", "/", "any", nil},
+		{"header value", "nowhere.example", "/", "tenant", []string{"X-Tenant: red", "X-Tenant: BLUE"}},
 	}
 	for _, tc := range cases {
-		if got := routedTo(t, p.addr, tc.host, tc.path); got != tc.want {
+		if got := routedTo(t, p.addr, tc.host, tc.path, tc.headers...); got != tc.want {
 			t.Errorf("%s: %s %s went to %q, want %q", tc.name, tc.host, tc.path, got, tc.want)
 		}
 	}
