@@ -57,15 +57,15 @@ target() {
 
 # pound_cfg SHAPE N [BACKENDS]: a Pound configuration (lbd reads it too)
 # of N services, each with BACKENDS backends on the upstream. The mix
-# shape puts 20 regex services (which no index can file) evenly among
-# the Host services.
+# shape puts 20 regex services (unanchored, so no index can file them)
+# evenly among the Host services.
 pound_cfg() {
 	awk -v shape="$1" -v n="$2" -v nb="${3:-1}" -v port="$PORT" -v up="$UP" 'BEGIN {
 		printf "Daemon 0\nLogLevel 0\nListenHTTP\n    Address 127.0.0.1\n    Port %d\n", port
 		step = int(n / 20); if (step < 1) step = 1
 		for (i = 0; i < n; i++) {
 			if (shape == "mix" && i % step == 0 && r < 20 && i < n - 1) {
-				printf "    Service\n        URL \"^/re%d/[0-9]+/\"\n", r++
+				printf "    Service\n        URL \"/re%d/[0-9]+/\"\n", r++
 				printf "        BackEnd\n            Address 127.0.0.1\n            Port %d\n        End\n    End\n", up
 			}
 			printf "    Service \"s%d\"\n", i

@@ -85,6 +85,14 @@ func condKeys(c *config.Condition) ([]key, bool) {
 		return nil, false
 	}
 	kind, texts, _, foldKS, ok := c.Pattern.PlainForms()
+	if !ok && subj != subjHeader {
+		// A regex anchored by a literal ("^/api/v[0-9]+/") can only
+		// match subjects that start with it: file it under that prefix.
+		var prefix string
+		if prefix, _, foldKS, ok = c.Pattern.RequiredPrefix(); ok {
+			kind, texts = config.MatchPrefix, []string{prefix}
+		}
+	}
 	if !ok || (kind != config.MatchExact && kind != config.MatchPrefix && kind != config.MatchSuffix) {
 		return nil, false
 	}

@@ -28,16 +28,18 @@ var (
 		`Host -beg "www."`, `Host -contain "b."`, `Host -re "example"`, `Host -re "^[ab]\\.example$"`,
 		`Host -icase -re "^A\\.EXAMPLE$"`, `Host -re "(?i)^kEy\\.test$"`, `Host -re "\\.test$"`,
 		`Host -exact ""`, `Host -pcre "^(?=a)a\\.example$"`, `Host -re "^a\\.example(:8080)?$"`,
+		`Host -re "^www\\.[a-z]+\\.example$"`, `Host -icase -re "^KEY\\..*"`,
 	}
 	urlConds = []string{
 		`URL "^/app1/"`, `URL "^/app1"`, `URL "^/app"`, `URL "^/(app1|app2)/"`, `URL "/app"`,
 		`URL -exact "/app1/x"`, `URL -beg "/app2"`, `URL -end ".html"`, `URL "\\.html$"`,
 		`URL -icase "^/APP1"`, `URL "^/app1/x\\?q=1$"`, `URL -beg ""`, `URL "^/s(k|s)"`,
-		`URL -icase "^/sk"`, `URL "^/app[0-9]+/"`,
+		`URL -icase "^/sk"`, `URL "^/app[0-9]+/"`, `URL -icase "^/SK[0-9]*"`, `URL "^/app1/.*\\.html$"`,
+		`URL "(?m)^/app"`, `URL "^(/app2|/sk)"`, `URL "^/ap+"`, `URL "p[0-9]+/"`,
 	}
 	pathConds = []string{
 		`Path "^/app1/x$"`, `Path -beg "/app2"`, `Path -end ".html"`, `Path -decode -beg "/app1"`,
-		`Path -exact "/"`, `Path -icase -exact "/APP1/X"`,
+		`Path -exact "/"`, `Path -icase -exact "/APP1/X"`, `Path "^/app[12]/x$"`, `Path -icase "^/App1/.+"`,
 	}
 	otherConds = []string{
 		`Header "X-K" "v1"`, `Header "^X-K: v[12]$"`, `Header "X-K" -exact "v2"`, `Header "x-k" "^(v1|V2)$"`,
