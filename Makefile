@@ -119,7 +119,8 @@ fuzz:
 
 # Micro-benchmarks, the side-by-side proxy comparisons (HTTP/1.1 and TLS),
 # system calls per request beside HAProxy (perf and strace: Debian's
-# linux-perf and strace) and the idle-connection memory meter;
+# linux-perf and strace), the idle-connection memory meter and the cost
+# of routing at 1 to 10,000 services beside HAProxy and Pound (scale.sh);
 # bench/RESULTS.md records them.
 bench: build
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem -count 1 ./...
@@ -127,6 +128,10 @@ bench: build
 	bench/tls.sh
 	mkdir -p bench/out && OUT_MD=bench/out/syscalls-$$(date +%Y%m%d-%H%M%S).md bench/syscalls.sh
 	$(GO) run ./bench/idleconns -lbd $(BIN)/lbd -n 10000
+	bench/scale.sh lbd lbd $(BIN)/lbd
+	if command -v haproxy >/dev/null; then bench/scale.sh haproxy; else echo "bench: no haproxy, scale.sh haproxy skipped"; fi
+	if [ -n "$(POUND)" ]; then bench/scale.sh pound pound $(POUND); else echo "bench: POUND=path/to/pound not set, scale.sh pound skipped"; fi
+	bench/scale.sh size $(BIN)/lbd
 
 run: build
 	scripts/run-demo.sh

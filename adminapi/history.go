@@ -183,15 +183,27 @@ func NewObserver() *Observer {
 func (o *Observer) Run(ctx context.Context, c Controller) {
 	t := time.NewTicker(historyStep)
 	defer t.Stop()
-	o.Sample(summary(c), time.Now())
+	w, _ := c.(HistoryWanter) // optional: without it, always sample
+	if w == nil || w.HistoryWanted() {
+		o.Sample(summary(c), time.Now())
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			o.Sample(summary(c), now)
+			if w == nil || w.HistoryWanted() {
+				o.Sample(summary(c), now)
+			}
 		}
 	}
+}
+
+// HistoryWanter is implemented by a Controller that knows whether
+// anything shows the history (a dashboard is configured); Run samples
+// only then.
+type HistoryWanter interface {
+	HistoryWanted() bool
 }
 
 // Sample adds the point of every service and backend of st, taken at now.

@@ -188,6 +188,9 @@ func (e *exposition) stateset(fam string, lbl [][2]string, cur string) {
 
 // codes adds the 1xx..5xx counters of a status class family.
 func (e *exposition) codes(fam string, lbl [][2]string, n [6]uint64) {
+	if !e.wants(fam) {
+		return
+	}
 	for class := 1; class <= 5; class++ {
 		e.add(fam, "_total", with(lbl, "code", strconv.Itoa(class)+"xx"), strconv.FormatUint(n[class], 10))
 	}
@@ -195,6 +198,9 @@ func (e *exposition) codes(fam string, lbl [][2]string, n [6]uint64) {
 
 // histogram adds the buckets, count and sum of a duration histogram.
 func (e *exposition) histogram(fam string, lbl [][2]string, h *metrics.HistogramSnapshot) {
+	if !e.wants(fam) {
+		return
+	}
 	for i, b := range h.Bounds {
 		if i < len(h.Buckets) {
 			e.add(fam, "_bucket", with(lbl, "le", promSeconds(b)), strconv.FormatUint(h.Buckets[i], 10))

@@ -265,7 +265,7 @@ func poundError(w http.ResponseWriter, r *http.Request, status int) {
 // metrics serves the OpenMetrics exposition on the control socket.
 func (a *poundAPI) metrics(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
-	if err := WriteMetrics(&b, a.c.State()); err != nil {
+	if err := WriteMetricsFamilies(&b, a.c.State(), r.URL.Query()["family"]); err != nil {
 		poundRefuse(w, r, refuse(http.StatusInternalServerError, "metrics: %v", err))
 		return
 	}

@@ -30,10 +30,13 @@ type Pattern struct {
 	Text       string      `json:"text"`
 	IgnoreCase bool        `json:"icase,omitempty"`
 	// PCRE patterns (-pcre, RegexType pcre) need a backtracking engine
-	// for look-around and back-references; Re is nil then.
+	// for look-around and back-references; Re is nil then. Re is nil
+	// too for a regex that reduces to literals (lits), which compiles
+	// only when groups are asked for: use Regexp.
 	PCRE bool            `json:"pcre,omitempty"`
 	Re   *regexp.Regexp  `json:"-"`
 	Re2  *regexp2.Regexp `json:"-"`
+	lazy *lazyRegexp
 	// lits are the plain matchers a regex of literals reduces to
 	// (literalSet): it matches where one of them does.
 	lits []*Pattern

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"regexp/syntax"
+	"sync"
 	"time"
 
 	"github.com/dlclark/regexp2"
@@ -121,6 +122,17 @@ func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, erro
 	if icase {
 		expr = "(?i)" + text
 	}
+	if p.lits = literalSet(expr); p.lits != nil {
+		// Matching compares strings; the regex is for groups only, so it
+		// compiles when first needed (a regexp is ~2 kB, and 10,000 URL
+		// services each have one). literalSet parsed expr as Compile
+		// would, so it cannot fail then.
+		p.lazy = &lazyRegexp{expr: expr}
+		for _, l := range p.lits {
+			p.foldKS = p.foldKS || l.foldKS
+		}
+		return p, nil
+	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		var se *syntax.Error
@@ -130,11 +142,26 @@ func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, erro
 		return nil, errors.New("invalid regular expression: " + err.Error())
 	}
 	p.Re = re
-	p.lits = literalSet(expr)
-	for _, l := range p.lits {
-		p.foldKS = p.foldKS || l.foldKS
-	}
 	return p, nil
+}
+
+// lazyRegexp is a regex compiled on first use.
+type lazyRegexp struct {
+	once sync.Once
+	expr string
+	re   *regexp.Regexp
+}
+
+// Regexp is the compiled Go regex of a regex pattern (nil for PCRE and
+// plain kinds), compiling it on first use for one that reduces to
+// literals.
+func (p *Pattern) Regexp() *regexp.Regexp {
+	if p.Re != nil || p.lazy == nil {
+		return p.Re
+	}
+	l := p.lazy
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
 }
 
 // MatchString reports whether s matches. It does not allocate (except
@@ -152,7 +179,7 @@ func (p *Pattern) MatchString(s string) bool {
 		}
 		// No ASCII comparison holds: only a k or an s folded with the
 		// Kelvin sign or the long s could still make the regex match.
-		return p.foldKS && hasFoldKSString(s) && p.Re.MatchString(s)
+		return p.foldKS && hasFoldKSString(s) && p.Regexp().MatchString(s)
 	case p.Kind == MatchRegex:
 		return p.Re.MatchString(s)
 	}
@@ -174,7 +201,7 @@ func (p *Pattern) Match(s []byte) bool {
 			}
 			undecided = undecided || unsure
 		}
-		return undecided && p.Re.Match(s)
+		return undecided && p.Regexp().Match(s)
 	case p.Kind == MatchRegex:
 		return p.Re.Match(s)
 	}
@@ -193,7 +220,7 @@ func (p *Pattern) SubmatchIndex(s []byte) []int {
 		}
 		return pcreIndex(m, s)
 	case p.Kind == MatchRegex:
-		return p.Re.FindSubmatchIndex(s)
+		return p.Regexp().FindSubmatchIndex(s)
 	}
 	if plainMatch(p, s) {
 		return []int{0, len(s)}

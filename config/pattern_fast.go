@@ -61,7 +61,7 @@ func literalSet(expr string) []*Pattern {
 }
 
 // finiteStrings lists the strings re matches when it is made of ASCII
-// literals, concatenation, alternation and groups only, all literals
+// literals, small classes, concatenation, alternation, groups and optional groups only, all literals
 // folding case alike (fold records how), at most maxLiterals of them.
 func finiteStrings(re *syntax.Regexp, fold *int) ([]string, bool) {
 	switch re.Op {
@@ -84,6 +84,30 @@ func finiteStrings(re *syntax.Regexp, fold *int) ([]string, bool) {
 		return []string{string(re.Rune)}, true
 	case syntax.OpCapture:
 		return finiteStrings(re.Sub[0], fold)
+	case syntax.OpCharClass: // "[ab]", or "(a|b)" simplified to it: one string per character
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if hi >= 0x80 || len(out)+int(hi-lo)+1 > maxLiterals {
+				return nil, false
+			}
+			for r := lo; r <= hi; r++ {
+				out = append(out, string(r))
+			}
+		}
+		// The class lists every case it matches: its strings compare
+		// exactly, so they cannot join literals that fold.
+		if *fold == 1 || len(out) == 0 {
+			return nil, false
+		}
+		*fold = 0
+		return out, true
+	case syntax.OpQuest: // "(www\.)?": the strings of the group, or none
+		s, ok := finiteStrings(re.Sub[0], fold)
+		if !ok || len(s)+1 > maxLiterals {
+			return nil, false
+		}
+		return append([]string{""}, s...), true
 	case syntax.OpAlternate:
 		var out []string
 		for _, sub := range re.Sub {

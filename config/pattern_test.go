@@ -140,8 +140,13 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 		{"contained, found by a byte that has one case", "a-b", true, true, []string{"xxA-Byy", "a-", "-b", "aa-b", "A-BA-b"}},
 		{"contained, letters only", "Host", true, true, []string{"xhOsT", "hos", "hhost", "HOS T"}},
 		{"contained, case kept", "Ab", false, true, []string{"xAb", "ab", "AB", "AAb"}},
+		{"an optional group is two strings", "^(www\\.)?a\\.example$", true, true, []string{"a.example", "WWW.a.example", "ww.a.example", "www.a.example.x", "wwwa.example"}},
+		{"an optional group unanchored", "x(ab)?y", false, true, []string{"xy", "xaby", "xay", "-xaby-"}},
 		{"too many strings stay a regex", "(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)(x|y)", false, false, []string{"ax", "qy", "z"}},
-		{"a class stays a regex", "^[ab]x$", false, false, []string{"ax", "cx"}},
+		{"a small class is its characters", "^[ab]x$", false, true, []string{"ax", "bx", "cx", "Ax"}},
+		{"a class folded by (?i) lists both cases", "^[ab]x$", true, false, []string{"Ax", "bX", "cx"}},
+		{"a class of many characters stays a regex", "^[a-z]x$", false, false, []string{"ax", "Ax"}},
+		{"(a|b) is simplified to a class", "^/(a|b)/", false, true, []string{"/a/", "/b/x", "/c/"}},
 		{"non-ASCII stays a regex", "é", true, false, []string{"É", "e"}},
 	}
 	for _, tc := range cases {
@@ -154,10 +159,10 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 				t.Fatalf("reduced to plain matchers: %v, want %v", p.lits != nil, tc.plain)
 			}
 			for _, s := range tc.subjects {
-				if got, want := p.MatchString(s), p.Re.MatchString(s); got != want {
+				if got, want := p.MatchString(s), p.Regexp().MatchString(s); got != want {
 					t.Errorf("%q: %v, the regex says %v", s, got, want)
 				}
-				if got, want := p.Match([]byte(s)), p.Re.MatchString(s); got != want {
+				if got, want := p.Match([]byte(s)), p.Regexp().MatchString(s); got != want {
 					t.Errorf("%q as bytes: %v, the regex says %v", s, got, want)
 				}
 			}
@@ -170,7 +175,7 @@ func TestLiteralRegexesMatchLikeTheRegex(t *testing.T) {
 func FuzzLiteralRegexes(f *testing.F) {
 	for _, c := range [][2]string{{"^(GET|HEAD)$", "HEAD"}, {"X-Block", "x-bloc\u212a"}, {"^Cookie:", "cOOkie:"},
 		{"a-b|c", "xA-b"}, {"(?i)s", "\u017f"}, {"\\.html$", "/a.HTML"}, {"x-kk", "aX-\u212ak"},
-		{"kk-x", "\u212a\u212a-X"}, {"s$", "x\u017f"}, {"^(k|s)$", "\u212a"}} {
+		{"kk-x", "\u212a\u212a-X"}, {"s$", "x\u017f"}, {"^(k|s)$", "\u212a"}, {"^(www\\.)?a$", "WWW.a"}, {"^[ab]x$", "Bx"}, {"(?i)[ks]", "\u212a"}} {
 		f.Add(c[0], c[1], true)
 	}
 	f.Fuzz(func(t *testing.T, expr, subject string, icase bool) {
@@ -178,10 +183,10 @@ func FuzzLiteralRegexes(f *testing.F) {
 		if err != nil || p.lits == nil {
 			return
 		}
-		if got, want := p.MatchString(subject), p.Re.MatchString(subject); got != want {
+		if got, want := p.MatchString(subject), p.Regexp().MatchString(subject); got != want {
 			t.Fatalf("%q on %q: %v, the regex says %v", expr, subject, got, want)
 		}
-		if got, want := p.Match([]byte(subject)), p.Re.MatchString(subject); got != want {
+		if got, want := p.Match([]byte(subject)), p.Regexp().MatchString(subject); got != want {
 			t.Fatalf("%q on %q as bytes: %v, the regex says %v", expr, subject, got, want)
 		}
 	})

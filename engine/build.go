@@ -40,6 +40,9 @@ type graph struct {
 	// rebuilt from the same configuration shares them.
 	lua    *lua.Runtime
 	detach []func()
+	// dashboard: some service has a Dashboard or Control backend, which
+	// serves the graphs the engine's sampler feeds (HistoryWanted).
+	dashboard bool
 }
 
 // backendKey identifies a backend across reloads: the same service (by
@@ -143,6 +146,11 @@ func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic
 			return fail(err)
 		}
 		b.next.listeners = append(b.next.listeners, st)
+	}
+	for _, list := range append(b.next.services, b.next.global) {
+		for _, s := range list {
+			b.next.dashboard = b.next.dashboard || (s.Special != nil && (s.Special.Kind == config.BackendDashboard || s.Special.Kind == config.BackendControl))
+		}
 	}
 	fw, err := watchFiles(cfg.Watched, log)
 	if err != nil {
@@ -411,10 +419,11 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 	if l.LineBuffer > 0 {
 		st.Limits.MaxRequestLine, st.Limits.MaxHeaderLine = l.LineBuffer, l.LineBuffer
 	}
-	st.Router.Services = append([]*service.Service{}, own...)
+	routed := append([]*service.Service{}, own...)
 	if !l.Tunnel {
-		st.Router.Services = append(st.Router.Services, b.next.global...)
+		routed = append(routed, b.next.global...)
 	}
+	st.Router = service.NewRouter(routed)
 	st.Errors = proxy.NewErrorPages(cfg.Dialect, errorBodies(l.ErrorFiles))
 	var err error
 	if st.Edits, err = b.edits(l, nil, env); err != nil {

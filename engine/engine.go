@@ -59,6 +59,9 @@ type Options struct {
 	// privileges; Start only loads the stored certificates.
 	ACMEOwner *acmecert.Owner
 	DeferACME bool
+	// ControlSockets: the process serves control sockets, through which
+	// the dashboard (and its history and timeline) can be seen.
+	ControlSockets bool
 }
 
 // Engine runs one configuration at a time.

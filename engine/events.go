@@ -63,6 +63,20 @@ func backendLogger(base logrus.FieldLogger, events *adminapi.Events, name string
 // (adminapi.Observed).
 func (e *Engine) Observer() *adminapi.Observer { return e.obs }
 
+// HistoryWanted reports whether anything can show the history and the
+// timeline: a Dashboard or Control backend, or a control socket (lbctl
+// dashboard, api/history). Without any, sampling every service each
+// second is work for nobody, and with thousands of services it is not
+// little.
+func (e *Engine) HistoryWanted() bool {
+	if e.opts.ControlSockets {
+		return true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.g != nil && e.g.dashboard
+}
+
 // event records ev in the timeline.
 func (e *Engine) event(ev adminapi.Event) {
 	if e.obs != nil {

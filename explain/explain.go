@@ -93,8 +93,11 @@ type Service struct {
 	Global bool   `json:"global,omitempty"`
 	Pos    string `json:"pos,omitempty"`
 	// Verdict is "matched", "no match", "disabled", "fall through",
-	// "error" or "not tried" (an earlier service took the request).
+	// "error", "not tried" (an earlier service took the request) or
+	// "skipped" (the routing index showed its first condition cannot
+	// hold, so its conditions were not run; Skipped says which).
 	Verdict    string `json:"verdict"`
+	Skipped    string `json:"skipped,omitempty"`
 	Conditions []Step `json:"conditions,omitempty"`
 	// Rewrites are a FallThrough service's request rules, which run
 	// before the search goes on.

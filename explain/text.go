@@ -84,7 +84,10 @@ func (p *printer) services(r *Route) {
 			name += " (global)"
 		}
 		fmt.Fprintf(p.w, "%s %d%s at %s: %s\n", mark, s.Index, name, s.Pos, s.Verdict)
-		if s.Verdict != "not tried" && s.Verdict != "disabled" && len(s.Conditions) == 0 {
+		if s.Skipped != "" {
+			fmt.Fprintf(p.w, "      (%s)\n", s.Skipped)
+		}
+		if s.Verdict != "not tried" && s.Verdict != "disabled" && s.Verdict != "skipped" && len(s.Conditions) == 0 {
 			fmt.Fprintf(p.w, "      (no conditions: matches every request)\n")
 		}
 		p.steps("      ", s.Conditions)

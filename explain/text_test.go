@@ -22,14 +22,16 @@ func sample() *Route {
 		Services: []Service{
 			{Index: 0, Name: "admin", Pos: "lbd.cfg:7.2-10.4", Verdict: "no match", Conditions: []Step{
 				{Test: `acl "office"`, Pos: "lbd.cfg:8.3-14", Subject: ptr("10.1.2.3"), Matched: ptr(false), Holds: ptr(false)}}},
-			{Index: 1, Name: "api", Pos: "lbd.cfg:11.2-20.4", Verdict: "matched", Conditions: []Step{
+			{Index: 1, Name: "blog", Pos: "lbd.cfg:11.2-14.4", Verdict: "skipped",
+				Skipped: "the routing index shows its first condition, on the Host, cannot hold for this request"},
+			{Index: 2, Name: "api", Pos: "lbd.cfg:15.2-20.4", Verdict: "matched", Conditions: []Step{
 				{Test: `eval "api_path"`, Matched: ptr(true), Holds: ptr(true), Eval: []Step{
 					{Test: `path re "^/api/"`, Subject: ptr("/api/x"), Matched: ptr(true), Holds: ptr(true)}}},
 				{Test: `header "X-Debug" re "1"`, Not: true, Matched: ptr(false), Holds: ptr(true)},
 				{Test: `tbf "%[remoteip]"`, Subject: ptr("10.1.2.3"), Matched: ptr(true), Holds: ptr(true), Detail: "2 token(s) in the bucket (none taken: dry run)"}}},
-			{Index: 2, Name: "rest", Global: true, Pos: "lbd.cfg:30.1-33.3", Verdict: "not tried"},
+			{Index: 3, Name: "rest", Global: true, Pos: "lbd.cfg:30.1-33.3", Verdict: "not tried"},
 		},
-		Service: ptr(1),
+		Service: ptr(2),
 		Session: &Session{Type: "COOKIE", ID: "sid", Key: "abc", HasKey: true, Found: true, Backend: ptr(0),
 			LastSeen: "2026-01-02T03:04:05Z", Expires: "2026-01-02T03:09:05Z", Why: "pinned to backend 0, which is disabled: the balancer decides and the session moves"},
 		Balancer: &Balancer{Algorithm: "LEAST_CONNECTIONS", Mode: "zproxy", ServicePriority: 1, Chosen: ptr(1),

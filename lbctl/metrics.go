@@ -46,7 +46,10 @@ type metricValues struct {
 // GET /metrics. It is best effort: a server without the endpoint just
 // leaves the columns empty.
 func addMetrics(cn *conn, o *object) {
-	body, err := cn.get("/metrics")
+	// Only the two families the table shows: the whole exposition of a
+	// large configuration is hundreds of MB (a server that does not
+	// filter answers with all of it, which still works).
+	body, err := cn.get("/metrics?family=pound_backend_requests&family=pound_backend_response_time_seconds")
 	if err != nil {
 		return
 	}

@@ -317,10 +317,10 @@ func (m *Message) deleteNamed(name string) {
 // the end of dst), and ok is false when re does not match (dst is
 // returned as it was).
 func Substitute(dst, subject []byte, re *config.Pattern, repl string) (out []byte, off int, ok bool) {
-	if re == nil || re.Re == nil {
+	if re == nil || re.Regexp() == nil {
 		return dst, 0, false
 	}
-	m := re.Re.FindSubmatchIndex(subject)
+	m := re.Regexp().FindSubmatchIndex(subject)
 	if m == nil {
 		return dst, 0, false
 	}

@@ -8,6 +8,7 @@ import (
 	"lbd/backend"
 	"lbd/balancer"
 	"lbd/explain"
+	"lbd/routeindex"
 	"lbd/rules"
 )
 
@@ -22,6 +23,7 @@ import (
 func (r *Router) RouteTrace(st *rules.State) (*Service, []explain.Service, error) {
 	var out []explain.Service
 	var chosen *Service
+	offered := r.offered(st, 0)
 	for i, s := range r.Services {
 		es := explain.Service{Index: i, Name: s.Name, Pos: s.Cfg.Pos.String()}
 		if chosen != nil {
@@ -31,6 +33,11 @@ func (r *Router) RouteTrace(st *rules.State) (*Service, []explain.Service, error
 		}
 		if !s.Enabled() {
 			es.Verdict = "disabled"
+			out = append(out, es)
+			continue
+		}
+		if offered != nil && !offered[i] {
+			es.Verdict, es.Skipped = "skipped", r.index.Why(i)
 			out = append(out, es)
 			continue
 		}
@@ -53,6 +60,9 @@ func (r *Router) RouteTrace(st *rules.State) (*Service, []explain.Service, error
 				out = append(out, es)
 				return nil, out, err
 			}
+			if !s.ReqRules.Empty() {
+				offered = r.offered(st, i+1) // as Route looks again
+			}
 		default:
 			es.Verdict = "matched"
 			st.LogSuppress |= s.logMask
@@ -61,6 +71,21 @@ func (r *Router) RouteTrace(st *rules.State) (*Service, []explain.Service, error
 		out = append(out, es)
 	}
 	return chosen, out, nil
+}
+
+// offered marks the services from `from` on that the routing index
+// offers for the request in st; nil when the router has no index.
+func (r *Router) offered(st *rules.State, from int) []bool {
+	if r.index == nil {
+		return nil
+	}
+	var it routeindex.Iter
+	r.lookup(st, from, &it)
+	out := make([]bool, len(r.Services))
+	for i := it.Next(); i >= 0; i = it.Next() {
+		out[i] = true
+	}
+	return out
 }
 
 // ExplainSpecial is UseSpecial's dry run: whether the request goes to the

@@ -19,6 +19,7 @@ import (
 	"lbd/edgeauth"
 	"lbd/http1"
 	"lbd/internal/metrics"
+	"lbd/routeindex"
 	"lbd/rules"
 	"lbd/session"
 )
@@ -299,32 +300,104 @@ func (s *Service) Pin(key []byte, b *backend.Backend) {
 // listener's own services first, then the global ones.
 type Router struct {
 	Services []*Service
+	// index narrows the services Route tries (package routeindex); nil
+	// tries them all, as a small router does.
+	index *routeindex.Index
 }
+
+// IndexMin is the number of services from which NewRouter builds a
+// routing index: below it, trying the services in turn costs about as
+// much as a lookup.
+var IndexMin = 16
+
+// NewRouter is the router of services, in order, with its routing index
+// when there are IndexMin services or more and some can be indexed.
+func NewRouter(services []*Service) Router {
+	r := Router{Services: services}
+	if len(services) < IndexMin {
+		return r
+	}
+	conds := make([][]*config.Condition, len(services))
+	for i, s := range services {
+		conds[i] = s.Cfg.Conditions
+	}
+	if ix := routeindex.Build(conds); ix.Indexed() > 0 {
+		r.index = ix
+	}
+	return r
+}
+
+// Indexed reports whether the router has a routing index.
+func (r *Router) Indexed() bool { return r.index != nil }
 
 // Route returns the service for the request in st, or nil (Pound answers
 // 503). A matching FallThrough service applies its request rules and the
 // search goes on, so later services see its changes.
 func (r *Router) Route(st *rules.State) (*Service, error) {
+	if r.index != nil {
+		return r.routeIndexed(st)
+	}
 	for _, s := range r.Services {
-		if !s.Enabled() {
-			continue
-		}
-		ok, err := s.sel.Select(st)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		st.LogSuppress |= s.logMask
-		if !s.Cfg.FallThrough {
-			return s, nil
-		}
-		if err := s.ReqRules.Rewrite(st, &st.Req); err != nil {
-			return nil, err
+		if done, _, err := r.try(s, st); done || err != nil {
+			return r.chosen(s, done), err
 		}
 	}
 	return nil, nil
+}
+
+// routeIndexed is Route over the services the index offers, which are
+// the ones that can match, in the same order. A FallThrough service's
+// rules may change what the index looked at, so it looks again after.
+func (r *Router) routeIndexed(st *rules.State) (*Service, error) {
+	var it routeindex.Iter
+	r.lookup(st, 0, &it)
+	for i := it.Next(); i >= 0; i = it.Next() {
+		s := r.Services[i]
+		done, rewrote, err := r.try(s, st)
+		if done || err != nil {
+			return r.chosen(s, done), err
+		}
+		if rewrote {
+			r.lookup(st, i+1, &it)
+		}
+	}
+	return nil, nil
+}
+
+func (r *Router) chosen(s *Service, done bool) *Service {
+	if done {
+		return s
+	}
+	return nil
+}
+
+// try runs service s's conditions: done when it takes the request. A
+// FallThrough service that matches is not done: it applies its request
+// rules (rewrote: it had some) and the search goes on.
+func (r *Router) try(s *Service, st *rules.State) (done, rewrote bool, err error) {
+	if !s.Enabled() {
+		return false, false, nil
+	}
+	ok, err := s.sel.Select(st)
+	if err != nil || !ok {
+		return false, false, err
+	}
+	st.LogSuppress |= s.logMask
+	if !s.Cfg.FallThrough {
+		return true, false, nil
+	}
+	if s.ReqRules.Empty() {
+		return false, false, nil
+	}
+	return false, true, s.ReqRules.Rewrite(st, &st.Req)
+}
+
+// lookup points it at the services from `from` on that the request in
+// st may match.
+func (r *Router) lookup(st *rules.State, from int, it *routeindex.Iter) {
+	host, ok := st.Req.Header("Host")
+	q := routeindex.Request{Host: host, HasHost: ok, URL: st.Req.URL, Lines: st.Req.Lines}
+	r.index.Lookup(&q, from, it)
 }
 
 // FindService is the first service of the listener (or, global, of the

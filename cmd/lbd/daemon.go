@@ -73,6 +73,9 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 		// Orders and renewals write the ACME storage: they start once
 		// lbd is the User it drops to (run.go), who owns the directory.
 		DeferACME: true,
+		// The control sockets serve the dashboard too (lbctl
+		// dashboard), so its history and timeline are kept.
+		ControlSockets: (cfg.Control != nil && cfg.Control.Socket != "") || o.control != "",
 	}
 	if c := d.priv.creds; c.UID >= 0 || c.GID >= 0 {
 		eopts.ACMEOwner = &acmecert.Owner{UID: c.UID, GID: c.GID}
