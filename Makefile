@@ -98,7 +98,7 @@ $(CACHE_TESTS):
 functional: build $(TOOLS)/h2spec $(SSO_TOOLS) $(GRPC_TOOLS) $(CACHE_TESTS)
 	PATH=$(CURDIR)/$(TOOLS):$$PATH LBD_BIN=$(CURDIR)/$(BIN)/lbd LBCTL_BIN=$(CURDIR)/$(BIN)/lbctl \
 		LBD_ARTIFACTS=$(CURDIR)/$(BIN)/artifacts CACHE_TESTS=$(CURDIR)/$(CACHE_TESTS) \
-		$(GO) test $(TAGS) -count=1 -timeout 10m ./functional-tests/...
+		$(GO) test $(TAGS) -count=1 -timeout 15m ./functional-tests/...
 
 # The WAF differential test: lbd+Coraza against nginx+libmodsecurity 3 on
 # the same CRS files, every request of testdata/waf/corpus.jsonl, at least
