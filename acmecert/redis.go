@@ -112,7 +112,7 @@ func (s *RedisStorage) List(ctx context.Context, path string, recursive bool) ([
 	for _, k := range keys {
 		rel := strings.TrimPrefix(k, s.key(base)+"/")
 		if !recursive {
-			rel, _, _ = strings.Cut(rel, "/")
+			rel, _, _ = strings.Cut(rel, "/") // no "/": rel is a direct child already
 		}
 		if name := base + "/" + rel; !seen[name] {
 			seen[name] = true

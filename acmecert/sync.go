@@ -47,7 +47,7 @@ func (m *Manager) syncName(ctx context.Context, s *Source, name string) error {
 	if err != nil {
 		return err
 	}
-	block, _ := pem.Decode(data)
+	block, _ := pem.Decode(data) // the first block is the leaf; the chain after it is not needed here
 	if block == nil {
 		return errors.New("the stored certificate is not PEM")
 	}

@@ -144,7 +144,7 @@ func (c *Cache) Purge(match func(key string) bool) int {
 func (c *Cache) PurgeURL(host, target string, prefix bool) int {
 	want := strings.ToLower(host) + target
 	return c.Purge(func(k string) bool {
-		base, _, _ := strings.Cut(k, "\x00")
+		base := keyURL(k)
 		if prefix {
 			return strings.HasPrefix(base, want)
 		}
@@ -156,8 +156,19 @@ func (c *Cache) PurgeURL(host, target string, prefix bool) int {
 func (c *Cache) Close() { c.store.StopAllGoroutines() }
 
 func (c *Cache) lookup(key string) *entry {
-	e, _ := c.store.GetIfPresent(key)
+	e, _ := c.store.GetIfPresent(key) // not found is a nil entry: no error to drop
 	return e
+}
+
+// keySep ends a store key's URL part; the operator's extra key parts
+// (CacheKeyHeader, CacheKeyCookie) follow it, each after its own keySep.
+const keySep = "\x00"
+
+// keyURL is the URL part of a store key (host and target), which purges
+// and invalidations match.
+func keyURL(k string) string {
+	u, _, _ := strings.Cut(k, keySep) // a key without extra parts is all URL
+	return u
 }
 
 // put stores o under key, in front of the variants it does not replace.

@@ -80,7 +80,7 @@ func (t *Tx) staleIfError(now time.Time) bool {
 	if o == nil || o.cc.MustRevalidate || o.cc.ProxyRevalidate || o.cc.SMaxAge >= 0 || o.cc.NoCache {
 		return false
 	}
-	life, _ := o.lifetime(t.c.policy())
+	life, _ := o.lifetime(t.c.policy()) // heuristic or explicit, the lifetime is the same
 	stale := o.Age(now) - life
 	window := max(o.cc.StaleIfError, t.reqCC.StaleIfError)
 	if window < 0 || stale > window {
@@ -202,8 +202,7 @@ func (t *Tx) invalidateFor(req *http1.Request, resp *http1.Response) {
 		}
 		if target, ok := sameOrigin(string(bytes.TrimSpace(v)), t.host, string(req.Path)); ok {
 			c.Purge(func(k string) bool {
-				base, _, _ := strings.Cut(k, "\x00")
-				return base == t.host+target
+				return keyURL(k) == t.host+target
 			})
 		}
 	}

@@ -262,7 +262,7 @@ func (t *Tx) count() {
 // sets the Tx up for a Hit if so.
 func (t *Tx) usable(o *Object, now time.Time) bool {
 	age := o.Age(now)
-	life, _ := o.lifetime(t.c.policy())
+	life, _ := o.lifetime(t.c.policy()) // heuristic or explicit, the lifetime is the same
 	rc := t.reqCC
 	if o.cc.NoCache || rc.NoCache || (rc.MaxAge >= 0 && age > rc.MaxAge) {
 		return false
@@ -431,11 +431,11 @@ func (c *Cache) key(req *http1.Request) string {
 	}
 	for _, h := range c.cfg.KeyHeaders {
 		v, _ := combinedInto(nil, req.Headers, h) // absent and empty key alike
-		b = append(b, "\x00h="...)
+		b = append(b, keySep+"h="...)
 		b = append(b, v...)
 	}
 	for _, name := range c.cfg.KeyCookies {
-		b = append(b, "\x00c="...)
+		b = append(b, keySep+"c="...)
 		b = append(b, cookieValue(req.Headers, name)...)
 	}
 	return string(b)
