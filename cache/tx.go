@@ -113,7 +113,7 @@ func (c *Cache) Begin(req *http1.Request) *Tx {
 // rangeHit answers a single byte range from a fresh stored 200 whose
 // body holds it (RFC 9110 §14.2); anything else is passed.
 func (t *Tx) rangeHit(req *http1.Request, rng []byte, now time.Time) bool {
-	o, _ := t.c.find(t.key, req)
+	o, _ := t.c.find(t.key, req) // the second value is whether other variants are stored: no error
 	if o == nil || o.Status != 200 || t.reqCC.NoCache {
 		return false
 	}
@@ -454,7 +454,7 @@ func cookieValue(headers []http1.Header, name string) []byte {
 			} else {
 				pair, v = v, nil
 			}
-			k, val, _ := bytes.Cut(bytes.TrimSpace(pair), []byte("="))
+			k, val, _ := bytes.Cut(bytes.TrimSpace(pair), []byte("=")) // no '=': a bare name, val empty
 			if string(k) == name {
 				return val
 			}

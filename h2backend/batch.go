@@ -102,8 +102,7 @@ func (b *batchConn) Close() error {
 	b.room.Broadcast()
 	b.mu.Unlock()
 	if !already {
-		// Its error is the connection's own, which Close reports below.
-		_ = b.Conn.SetWriteDeadline(time.Now().Add(closeGrace))
+		_ = b.Conn.SetWriteDeadline(time.Now().Add(closeGrace)) // its error is the connection's own, which Close reports below
 		select {
 		case b.kick <- struct{}{}:
 		default:

@@ -37,7 +37,7 @@ func (c *conn) authenticate(st *Listener, svc *service.Service) (done, ok bool) 
 // authExchange is what forward authentication passes on.
 func (c *conn) authExchange() *edgeauth.Exchange {
 	_, tls := c.nc.(TLSInfo)
-	host, _ := c.rs.Req.Header("Host")
+	host, _ := c.rs.Req.Header("Host") // absent: empty host, which the exchange treats as none
 	return &edgeauth.Exchange{Method: c.req.Method, URI: c.req.Target, Host: host,
 		TLS: tls, Client: c.client}
 }

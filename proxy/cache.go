@@ -176,7 +176,7 @@ func stripConditionals(head []byte) []byte {
 		}
 		line := head[:i+2]
 		head = head[i+2:]
-		name, _, _ := bytes.Cut(line, []byte(":"))
+		name, _, _ := bytes.Cut(line, []byte(":")) // only the name is compared; a colon-less line keeps all
 		if http1.EqualFold(name, "If-None-Match") || http1.EqualFold(name, "If-Modified-Since") {
 			continue
 		}
