@@ -102,9 +102,8 @@ const (
 // Close ends the sending side first and lingers (see lingerTime).
 func (p *prefixConn) Close() error {
 	if cw, ok := p.Conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
-		// A deadline or read error only ends the lingering early.
-		_ = p.Conn.SetReadDeadline(time.Now().Add(lingerTime))
-		_, _ = io.Copy(io.Discard, io.LimitReader(p.Conn, lingerBytes))
+		_ = p.Conn.SetReadDeadline(time.Now().Add(lingerTime))          // an error only ends the lingering early
+		_, _ = io.Copy(io.Discard, io.LimitReader(p.Conn, lingerBytes)) // likewise: Close below reports
 	}
 	return p.Conn.Close()
 }

@@ -191,7 +191,7 @@ func (x *h2Exchange) cause(err error) error {
 // request instead of two per field.
 func (x *h2Exchange) request(b *backend.Backend, head []byte) (*http.Request, error) {
 	hs := string(head)
-	line, rest, _ := strings.Cut(hs, crlf)
+	line, rest, _ := strings.Cut(hs, crlf) // no CRLF: a bare request line, checked below
 	method, target, ok := strings.Cut(line, " ")
 	target, _, ok2 := strings.Cut(target, " ")
 	if !ok || !ok2 {
@@ -203,7 +203,7 @@ func (x *h2Exchange) request(b *backend.Backend, head []byte) (*http.Request, er
 	var host string
 	for len(rest) > 0 {
 		var l string
-		l, rest, _ = strings.Cut(rest, crlf)
+		l, rest, _ = strings.Cut(rest, crlf) // the last line may lack its CRLF
 		name, value, ok := strings.Cut(l, ":")
 		if !ok {
 			continue

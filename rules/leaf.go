@@ -80,7 +80,7 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 		l.script = sc
 		return l, err
 	case config.CondJWT, config.CondAPIKey:
-		l.kind, _ = authnLeafKind(x.Kind)
+		l.kind, _ = authnLeafKind(x.Kind) // the case already limits Kind to the two it knows
 		l.authn = x.Authn
 	case config.CondWatched:
 		l.kind, l.list = lkWatched, x.List
