@@ -164,9 +164,7 @@ func TestBasicAuthFileChanges(t *testing.T) {
 	addUser(t, tool, followed, "m", "gray", "second")
 	expectStatus(t, p, "gray:first", 401)
 	expectStatus(t, p, "gray:second", 200)
-	if !strings.Contains(p.out.String(), "file reloaded") {
-		t.Errorf("no \"file reloaded\" in the log:\n%s", p.out.String())
-	}
+	waitLog(t, p, "file reloaded", 5*time.Second)
 	if err := os.Remove(followed); err != nil {
 		t.Fatal(err)
 	}

@@ -157,15 +157,6 @@ func TestGRPCGoAwayDrains(t *testing.T) {
 	}
 }
 
-func waitLog(t *testing.T, lbd *proc, want string, d time.Duration) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !strings.Contains(lbd.out.String(), want); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in lbd's log after %v:\n%s", want, d, lbd.out.String())
-		}
-	}
-}
-
 // TestGRPCLargeMessages: messages of 4 MiB and more each way, on
 // concurrent bidirectional streams through lbd (TLS to lbd, h2c to the
 // backend), arrive whole.

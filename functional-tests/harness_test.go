@@ -289,3 +289,14 @@ func statusOf(raw []byte) int {
 	r.Body.Close()
 	return r.StatusCode
 }
+
+// waitLog waits for want in lbd's log: the log reaches the test through a
+// pipe and may trail the answer it belongs to.
+func waitLog(t *testing.T, lbd *proc, want string, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !strings.Contains(lbd.out.String(), want); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in lbd's log after %v:\n%s", want, d, lbd.out.String())
+		}
+	}
+}

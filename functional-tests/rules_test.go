@@ -228,14 +228,7 @@ End
 		t.Fatal(err)
 	}
 	expect(t, 403)
-	// The log reaches the test through a pipe: it may trail the answer.
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(p.out.String(), "content cleared") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no \"content cleared\" in the log:\n%s", p.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLog(t, p, "content cleared", 5*time.Second)
 }
 
 // TestRewriteErrorsAndLogSuppress: RewriteErrors replaces a backend's
