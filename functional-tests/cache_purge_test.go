@@ -2,6 +2,7 @@ package functionaltests
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func purgeConfig(be *backend, zproxy bool) string {
 	svc := func(match, purge string) string {
 		return "\tService\n" + match + "\t\tCache 1m\n" + purge + be.block() + "\tEnd\n"
 	}
-	return "Daemon 0\nLogLevel 0\nTimeOut 5\nACL \"purgers\"\n\t\"127.0.0.0/8\"\nEnd\n" +
+	return "Daemon 0\nLogLevel 0\nTimeOut 5\nControl \"{DIR}/ctl.sock\"\nACL \"purgers\"\n\t\"127.0.0.0/8\"\nEnd\n" +
 		"ListenHTTP\n" + name + "\tAddress 127.0.0.1\n\tPort {PORT}\n" +
 		svc("\t\tURL \"^/slow/nopurge\"\n", "") +
 		svc("\t\tURL \"^/slow/denied\"\n", "\t\tCachePurge\n\t\t\t\"10.0.0.0/8\"\n\t\tEnd\n") +
@@ -47,6 +48,21 @@ func TestCachePurgeMethod(t *testing.T) {
 			fill("/vary", "Accept-Language", "en")
 			fill("/vary", "Accept-Language", "fr")
 			fill("/fresh")
+			// The routing explainer says what PURGE would do, and does not.
+			sock := filepath.Join(p.dir, "ctl.sock")
+			for _, tc := range []struct{ path, want string }{
+				{"/vary", "lbd answers 200 itself (purge): PURGE removes the URL here (1 stored)"},
+				{"/cold", "lbd answers 404 itself (purge)"},
+				{"/slow/denied", "lbd answers 403 itself (error): the client is not in the service's CachePurge ACL"},
+				{"/slow/nopurge", "lbd answers 400 itself (error): the service has no CachePurge"},
+			} {
+				if out := lbctlOK(t, sock, "route", "PURGE", base+tc.path); !strings.Contains(out, tc.want) {
+					t.Fatalf("lbctl route PURGE %s does not say %q:\n%s", tc.path, tc.want, out)
+				}
+			}
+			if !hit("/vary", "Accept-Language", "en") {
+				t.Fatal("lbctl route PURGE removed /vary")
+			}
 			if a := cacheGet(t, c, "PURGE", base+"/vary"); a.status != 200 || a.body != "Purged 1\n" {
 				t.Fatalf("PURGE /vary: %+v", a)
 			}
