@@ -26,7 +26,10 @@ func (c *conn) cached(st *Listener, svc *service.Service) bool {
 		// A response script may rewrite what would be stored.
 		return c.forward(st, svc)
 	}
-	tx := &c.cacheTx
+	if c.cacheTx == nil {
+		c.cacheTx = new(cache.Tx) // once per connection that meets a cache
+	}
+	tx := c.cacheTx
 	svc.Cache.BeginIn(tx, &c.req)
 	c.ex.cache = tx
 	switch tx.Action {
