@@ -142,14 +142,30 @@ func (c *Cache) Purge(match func(key string) bool) int {
 // extension of the key (KeyHeaders, KeyCookies); prefix: every target
 // that starts with target.
 func (c *Cache) PurgeURL(host, target string, prefix bool) int {
+	return c.Purge(urlMatcher(host, target, prefix))
+}
+
+// StoredURL counts the keys stored for host and target (what PurgeURL
+// would remove), changing nothing.
+func (c *Cache) StoredURL(host, target string) int {
+	match, n := urlMatcher(host, target, false), 0
+	for k := range c.store.Keys() {
+		if match(k) {
+			n++
+		}
+	}
+	return n
+}
+
+func urlMatcher(host, target string, prefix bool) func(key string) bool {
 	want := strings.ToLower(host) + target
-	return c.Purge(func(k string) bool {
+	return func(k string) bool {
 		base := keyURL(k)
 		if prefix {
 			return strings.HasPrefix(base, want)
 		}
 		return base == want
-	})
+	}
 }
 
 // Close ends the store's background work.

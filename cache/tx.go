@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"lbd/http1"
 )
@@ -53,6 +54,7 @@ type Tx struct {
 	Background bool
 
 	key        string
+	keyBuf     []byte // BeginIn builds the key here
 	host       string
 	method     http1.Method
 	reqTime    time.Time
@@ -76,14 +78,46 @@ type Tx struct {
 
 // Begin decides what to do with req.
 func (c *Cache) Begin(req *http1.Request) *Tx {
+	t := new(Tx)
+	c.BeginIn(t, req)
+	return t
+}
+
+// BeginIn is Begin in a Tx the caller reuses once it is Finished (the
+// proxy keeps one per connection), so that a fresh hit allocates
+// nothing: the key is built in the Tx's own buffer.
+func (c *Cache) BeginIn(t *Tx, req *http1.Request) {
 	now := c.now()
-	t := &Tx{c: c, method: req.MethodID, reqTime: now}
-	t.key = c.key(req)
+	*t = Tx{c: c, method: req.MethodID, reqTime: now, keyBuf: c.appendKey(t.keyBuf[:0], req)}
+	// A view of keyBuf while the request only looks up; ownKey makes it
+	// a string of its own before anything keeps it (store, flights,
+	// hit-for-pass, a background revalidation).
+	t.key = unsafe.String(unsafe.SliceData(t.keyBuf), len(t.keyBuf))
 	t.host = t.key[:len(req.Host)] // the key starts with the host, lower-cased
+	t.begin(req, now)
+	if t.Action != Hit || t.Background {
+		t.ownKey()
+	}
+}
+
+// ownKey gives the Tx a key that outlives its key buffer.
+func (t *Tx) ownKey() {
+	if len(t.keyBuf) > 0 && unsafe.StringData(t.key) == unsafe.SliceData(t.keyBuf) {
+		t.key = string(t.keyBuf)
+		t.host = t.key[:len(t.host)]
+	}
+}
+
+// Done drops what a Finished Tx refers to (a stored object may be
+// evicted meanwhile), keeping only its key buffer for the next BeginIn.
+func (t *Tx) Done() { *t = Tx{keyBuf: t.keyBuf[:0]} }
+
+func (t *Tx) begin(req *http1.Request, now time.Time) {
+	c := t.c
 	if req.ContentLength > 0 || req.Chunked || (req.MethodID != http1.MethodGET && req.MethodID != http1.MethodHEAD) {
 		t.fwd = "method"
 		c.Stats.Passes.Add(1)
-		return t
+		return
 	}
 	t.reqCC = ParseDirectives(req.Headers, "Cache-Control")
 	if !t.reqCC.Present && pragmaNoCache(req.Headers) {
@@ -102,12 +136,11 @@ func (c *Cache) Begin(req *http1.Request) *Tx {
 		// changed by them (206 responses are not stored).
 		t.Action, t.Obj, t.fwd, t.detail = Pass, nil, "request", ""
 		c.Stats.Passes.Add(1)
-		return t
+		return
 	}
 	if rng == nil {
 		t.decide(req, now, true)
 	}
-	return t
 }
 
 // rangeHit answers a single byte range from a fresh stored 200 whose
@@ -208,6 +241,7 @@ func (t *Tx) decide(req *http1.Request, now time.Time, coalesce bool) {
 	if o != nil && t.usable(o, now) {
 		return
 	}
+	t.ownKey() // flights and hit-for-pass keep it
 	if t.reqCC.OnlyIfCached {
 		t.Action, t.Obj, t.fwd, t.detail = Refuse, nil, "miss", "only-if-cached"
 		return
@@ -287,6 +321,7 @@ func (t *Tx) usable(o *Object, now time.Time) bool {
 		t.hit(o, -stale, "stale-while-revalidate")
 		if !t.dry {
 			t.c.Stats.Stale.Add(1)
+			t.ownKey() // the background revalidation keeps it
 			t.refresh = t.c.claimRefresh(t.key)
 			t.Background = t.refresh != nil
 		}
@@ -412,8 +447,10 @@ func (c *Cache) find(key string, req *http1.Request) (*Object, bool) {
 
 // key is the primary cache key: the lower-cased host and the target in
 // origin form, then the operator's extensions.
-func (c *Cache) key(req *http1.Request) string {
-	b := make([]byte, 0, len(req.Host)+len(req.Target)+16)
+func (c *Cache) key(req *http1.Request) string { return string(c.appendKey(nil, req)) }
+
+// appendKey appends the key of req to b.
+func (c *Cache) appendKey(b []byte, req *http1.Request) []byte {
 	for _, ch := range req.Host {
 		if 'A' <= ch && ch <= 'Z' {
 			ch += 'a' - 'A'
@@ -438,7 +475,7 @@ func (c *Cache) key(req *http1.Request) string {
 		b = append(b, keySep+"c="...)
 		b = append(b, cookieValue(req.Headers, name)...)
 	}
-	return string(b)
+	return b
 }
 
 // cookieValue is the value of the named cookie in the Cookie fields.

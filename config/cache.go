@@ -30,6 +30,10 @@ type Cache struct {
 	// CDNControl: CDN-Cache-Control (RFC 9213) takes precedence over
 	// Cache-Control.
 	CDNControl bool `json:"cdn_cache_control,omitempty"`
+	// Purge: the PURGE method removes the request's URL from the cache
+	// (here and in the cluster) for clients in this ACL; others get 403.
+	// nil: PURGE is an unknown method, as in Pound.
+	Purge *ACL `json:"purge_acl,omitempty"`
 }
 
 // DefaultCacheMaxObject is the largest response stored when
@@ -94,10 +98,31 @@ func addCacheDirectives(t table[*Service]) {
 		c := serviceCache(s)
 		c.KeyCookies = append(c.KeyCookies, u[0].arg.Text)
 	})
+	t.add("CachePurge", ".*", cachePurge).either()
 	t.add("CacheCDNControl", "b", func(b *builder, s *Service, n *parser.Node, u []unit) {
 		b.noteCache(s, n)
 		serviceCache(s).CDNControl = boolArg(u[0])
 	})
+}
+
+// cachePurge is CachePurge: the ACL of the clients that may PURGE, by
+// name, -file or as a block, as the ACL condition takes it.
+func cachePurge(b *builder, s *Service, n *parser.Node, _ []unit) {
+	b.noteCache(s, n)
+	spec, ok := b.aclArgs(n)
+	if !ok {
+		return
+	}
+	if spec.forwarded {
+		b.errorf(stmtSpan(n), "-forwarded makes no sense in CachePurge: the client purging is the peer")
+		return
+	}
+	c := serviceCache(s)
+	if c.Purge != nil {
+		b.errorf(stmtSpan(n), "CachePurge redefined")
+		return
+	}
+	c.Purge = b.aclRef(n, spec)
 }
 
 func serviceCache(s *Service) *Cache {

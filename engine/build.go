@@ -424,6 +424,7 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 		routed = append(routed, b.next.global...)
 	}
 	st.Router = service.NewRouter(routed)
+	st.Limits.Purge = takesPurge(routed)
 	st.Errors = proxy.NewErrorPages(cfg.Dialect, errorBodies(l.ErrorFiles))
 	var err error
 	if st.Edits, err = b.edits(l, nil, env); err != nil {

@@ -43,10 +43,24 @@ func CacheConfig(c *config.Cache) cache.Config {
 	}
 }
 
+// takesPurge reports whether one of a listener's services answers the
+// PURGE method (CachePurge): the listener's parser then knows it.
+func takesPurge(services []*service.Service) bool {
+	for _, s := range services {
+		if s.Cfg != nil && s.Cfg.Cache != nil && s.Cfg.Cache.Purge != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sameCache: whether a reload may keep the cache (who may PURGE does not
+// change what is stored).
 func sameCache(a, b *config.Cache) bool {
 	x, y := *a, *b
 	x.Pos, y.Pos = config.Locus{}, config.Locus{}
 	x.IgnorePrivate, y.IgnorePrivate = nil, nil
+	x.Purge, y.Purge = nil, nil
 	return reflect.DeepEqual(x, y)
 }
 

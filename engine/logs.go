@@ -63,8 +63,8 @@ func accessLog(cfg *config.Config, l *config.Listener) *proxy.AccessLog {
 }
 
 // attach gives every listener of g what needs the engine itself: the
-// request log sink, and the Metrics, Control and Dashboard special
-// backends.
+// request log sink, the Metrics, Control and Dashboard special backends,
+// and the cluster-wide cache purge of the PURGE method.
 func (e *Engine) attach(g *graph) {
 	if e.control == nil {
 		e.control = adminapi.NewPoundHandler(e)
@@ -75,6 +75,7 @@ func (e *Engine) attach(g *graph) {
 		st.MetricsType = adminapi.MetricsContentType
 		st.Control = e.control
 		st.Dashboard = e.dash
+		st.PurgeCache = e.PurgeCache
 	}
 	e.setLogs(g)
 }

@@ -216,7 +216,8 @@ type Forwarded struct {
 // Reply is a response lbd would write itself.
 type Reply struct {
 	Status int `json:"status"`
-	// Kind is "error", "redirect", "waf" (a WAF rule's deny), "no service", "no backend", or the
+	// Kind is "error", "redirect", "waf" (a WAF rule's deny), "no service", "no backend",
+	// "purge" (the PURGE method, lbd's CachePurge), or the
 	// special backend's kind (metrics, control, dashboard, file, acme,
 	// success).
 	Kind     string   `json:"kind"`

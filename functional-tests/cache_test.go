@@ -66,6 +66,9 @@ func (o *cacheOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Cache-Control", "max-age=1, stale-while-revalidate=30")
 	case r.URL.Path == "/sie":
 		h.Set("Cache-Control", "max-age=1, stale-if-error=60")
+	case strings.HasPrefix(r.URL.Path, "/vary"):
+		h.Set("Cache-Control", "max-age=60")
+		h.Set("Vary", "Accept-Language")
 	}
 	switch r.URL.Path {
 	case "/chunked":
@@ -348,7 +351,7 @@ func TestCacheClusterPurge(t *testing.T) {
 		port := freePort(t)
 		sock := filepath.Join(dir, "ctl.sock")
 		cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nTimeOut 3\nControl %q\nCluster\n\tNode %q\n\tRedis %q\n\tKeyPrefix \"cp\"\nEnd\n"+
-			"ListenHTTP \"front\"\n\tAddress 127.0.0.1\n\tPort %d\n\tService \"web\"\n\t\tCache 1m\n%s\tEnd\nEnd\n", sock, name, r.sock, port, be.block())
+			"ListenHTTP \"front\"\n\tAddress 127.0.0.1\n\tPort %d\n\tService \"web\"\n\t\tCache 1m\n\t\tCachePurge\n\t\t\t\"127.0.0.0/8\"\n\t\tEnd\n%s\tEnd\nEnd\n", sock, name, r.sock, port, be.block())
 		path := filepath.Join(dir, "lbd.cfg")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
@@ -358,8 +361,8 @@ func TestCacheClusterPurge(t *testing.T) {
 	}
 	c := &http.Client{Timeout: 5 * time.Second}
 	// The same Host on both, so both store the same key.
-	get := func(p *proc) cacheAnswer {
-		req, err := http.NewRequest("GET", "http://"+p.addr+"/fresh", nil)
+	send := func(method string, p *proc) cacheAnswer {
+		req, err := http.NewRequest(method, "http://"+p.addr+"/fresh", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,6 +375,7 @@ func TestCacheClusterPurge(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body) // the status line is what matters here
 		return cacheAnswer{resp.StatusCode, string(b), resp.Header.Get("Cache-Status"), resp.Header.Get("Age")}
 	}
+	get := func(p *proc) cacheAnswer { return send("GET", p) }
 	for _, p := range procs {
 		get(p)
 		if a := get(p); !strings.HasPrefix(a.cs, "lbd; hit") {
@@ -405,6 +409,29 @@ func TestCacheClusterPurge(t *testing.T) {
 	}
 	if n := o.requests("/fresh"); n != 3 {
 		t.Fatalf("the origin saw /fresh %d times, want 3", n)
+	}
+
+	// The PURGE method (CachePurge) takes the same way to the peer.
+	get(procs[0]) // b stored it again above
+	for _, p := range procs {
+		if a := get(p); !strings.HasPrefix(a.cs, "lbd; hit") {
+			t.Fatalf("not cached on %s: %+v", p.addr, a)
+		}
+	}
+	if a := send("PURGE", procs[0]); a.status != 200 || a.body != "Purged 1\n" {
+		t.Fatalf("PURGE on a: %+v", a)
+	}
+	for start = time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		out := lbctlOK(t, socks[1], "cache", "-j")
+		if strings.Contains(out, `"purged": 2`) {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("b did not purge after PURGE on a:\n%s", out)
+		}
+	}
+	if a := get(procs[1]); strings.HasPrefix(a.cs, "lbd; hit") {
+		t.Fatalf("b still hits after PURGE on a: %+v", a)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 // Seeds beyond testdata/fuzz/<Target>/, so they also run in plain go test.
 var requestSeeds = []string{
 	browserReq,
+	"PURGE /a?b HTTP/1.1\r\nHost: x\r\n\r\n",
 	twentyHeaderReq,
 	post + "Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG",
 	post + "Transfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nX-T: 1\r\n\r\n",
@@ -27,9 +28,24 @@ func FuzzParseRequestHead(f *testing.F) {
 	for _, s := range requestSeeds {
 		f.Add([]byte(s))
 	}
+	purge := DefaultLimits
+	purge.Purge = true
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var r Request
 		err := ParseRequestHead(data, &r, nil)
+		// Limits.Purge changes nothing but whether PURGE is a method.
+		var rp Request
+		perr := ParseRequestHead(data, &rp, &purge)
+		switch {
+		case perr == nil && rp.MethodID == MethodPURGE:
+			if err != errUnknownMethod {
+				t.Fatalf("PURGE without Limits.Purge: %v, want the unknown method", err)
+			}
+		case err == errUnknownMethod && bytes.HasPrefix(bytes.TrimLeft(data, "\r\n"), []byte("PURGE ")):
+			// A PURGE head the parser then refuses or waits for more of.
+		case (perr == nil) != (err == nil) || (err != nil && err.Error() != perr.Error()):
+			t.Fatalf("Limits.Purge changed the outcome: %v, then %v", err, perr)
+		}
 		var e *Error
 		switch {
 		case errors.Is(err, ErrNeedMore):

@@ -39,13 +39,14 @@ var (
 // headLimits are the resolved (non-zero) limits of one parse.
 type headLimits struct {
 	line, uri, headerLine, headers, head int
+	purge                                bool
 }
 
 func resolveLimits(l *Limits) headLimits {
 	if l == nil {
 		l = &DefaultLimits
 	}
-	r := headLimits{l.MaxRequestLine, l.MaxURI, l.MaxHeaderLine, l.MaxHeaders, l.MaxHead}
+	r := headLimits{l.MaxRequestLine, l.MaxURI, l.MaxHeaderLine, l.MaxHeaders, l.MaxHead, l.Purge}
 	if r.line <= 0 {
 		r.line = DefaultLimits.MaxRequestLine
 	}

@@ -42,6 +42,10 @@ const (
 	MethodRPCOUTDATA
 	MethodMKCALENDAR
 	MethodVERSIONCONTROL
+	// MethodPURGE is in no xHTTP set: it is a method only on a listener
+	// whose Limits.Purge is set (a service takes it, lbd's CachePurge);
+	// elsewhere it is unknown, as in Pound.
+	MethodPURGE
 	methodCount
 )
 
@@ -51,7 +55,7 @@ var methodNames = [methodCount]string{
 	"OPTIONS", "TRACE", "MKACTIVITY", "CHECKOUT", "MERGE", "REPORT",
 	"SUBSCRIBE", "UNSUBSCRIBE", "NOTIFY", "BPROPFIND", "BPROPPATCH", "POLL",
 	"BMOVE", "BCOPY", "BDELETE", "CONNECT",
-	"RPC_IN_DATA", "RPC_OUT_DATA", "MKCALENDAR", "VERSION-CONTROL",
+	"RPC_IN_DATA", "RPC_OUT_DATA", "MKCALENDAR", "VERSION-CONTROL", "PURGE",
 }
 
 // String returns the method's wire name ("" for MethodUnknown).

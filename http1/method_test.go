@@ -1,6 +1,9 @@
 package http1
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestLookupMethod(t *testing.T) {
 	t.Parallel()
@@ -82,5 +85,42 @@ func TestMethodAllowed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// PURGE is a method only where Limits.Purge says a service takes it;
+// elsewhere it stays the unknown method Pound refuses with 400.
+func TestPurgeMethod(t *testing.T) {
+	const head = "PURGE /x HTTP/1.1\r\nHost: a\r\n\r\n"
+	tests := []struct {
+		name   string
+		lim    *Limits
+		status int // 0: parsed as MethodPURGE
+	}{
+		{name: "no limits", lim: nil, status: 400},
+		{name: "listener without Purge", lim: &Limits{CheckMethods: true, XHTTP: 4}, status: 400},
+		{name: "listener with Purge, xHTTP 0", lim: &Limits{CheckMethods: true, XHTTP: 0, Purge: true}},
+		{name: "listener with Purge, REST set", lim: &Limits{CheckMethods: true, XHTTP: 5, Purge: true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var req Request
+			err := ParseRequestHead([]byte(head), &req, tc.lim)
+			if tc.status == 0 {
+				if err != nil || req.MethodID != MethodPURGE {
+					t.Fatalf("err %v, method %v; want PURGE", err, req.MethodID)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Status != tc.status {
+				t.Fatalf("err %v; want status %d", err, tc.status)
+			}
+		})
+	}
+	for lvl := 0; lvl < 6; lvl++ {
+		if MethodAllowed(lvl, MethodPURGE) {
+			t.Errorf("xHTTP %d allows PURGE", lvl)
+		}
 	}
 }

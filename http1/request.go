@@ -41,7 +41,7 @@ func ParseRequestHead(buf []byte, req *Request, lim *Limits) error {
 		return err
 	}
 	req.HeadLen = end
-	if lim != nil && lim.CheckMethods && !MethodAllowed(lim.XHTTP, req.MethodID) {
+	if lim != nil && lim.CheckMethods && !MethodAllowed(lim.XHTTP, req.MethodID) && req.MethodID != MethodPURGE {
 		return ErrMethodNotAllowed
 	}
 	pathConnect := lim != nil && lim.ConnectPath && req.MethodID == MethodCONNECT && req.Target[0] == '/'
@@ -83,7 +83,7 @@ func (req *Request) parseRequestLine(buf []byte, i int, l *headLimits) (int, err
 		return 0, errMethod
 	}
 	m, ok := LookupMethod(buf[i:j])
-	if !ok {
+	if !ok || (m == MethodPURGE && !l.purge) {
 		return 0, errUnknownMethod
 	}
 	req.Method, req.MethodID = buf[i:j], m

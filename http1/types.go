@@ -38,6 +38,10 @@ type Limits struct {
 	// method. Such a request is never kept alive (KeepAlive false), so a
 	// backend that takes it for a tunnel cannot desynchronise anything.
 	ConnectPath bool
+	// Purge makes PURGE a method (MethodPURGE) that the xHTTP check lets
+	// through: a service of the listener answers it (lbd's CachePurge).
+	// Without it PURGE is an unknown method (400), as in Pound.
+	Purge bool
 }
 
 // DefaultLimits are Pound 4's and HAProxy's.

@@ -82,7 +82,8 @@ func opensBlock(in scope, kw string, args []Arg) (scope, bool) {
 			return 0, false
 		}
 		return scopeList, in == scopeTop || !hasString(args)
-	case "trustedip":
+	case "trustedip", "cachepurge":
+		// A bare TrustedIP or CachePurge (lbd's) lists addresses.
 		return scopeList, len(args) == 0
 	case "control":
 		// Control "path" is a line; at top level a bare Control opens the

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"net"
 	"time"
 
 	"lbd/backend"
@@ -27,7 +26,11 @@ func (c *conn) cached(st *Listener, svc *service.Service) bool {
 		// A response script may rewrite what would be stored.
 		return c.forward(st, svc)
 	}
-	tx := svc.Cache.Begin(&c.req)
+	if c.cacheTx == nil {
+		c.cacheTx = new(cache.Tx) // once per connection that meets a cache
+	}
+	tx := c.cacheTx
+	svc.Cache.BeginIn(tx, &c.req)
 	c.ex.cache = tx
 	switch tx.Action {
 	case cache.Hit:
@@ -49,6 +52,7 @@ func (c *conn) cached(st *Listener, svc *service.Service) bool {
 // every request that had one).
 func (c *conn) cacheEnd() {
 	c.ex.cache.Finish(false)
+	c.ex.cache.Done()
 	c.ex.cache = nil
 }
 
@@ -80,22 +84,29 @@ func (c *conn) serveStored(st *Listener, tx *cache.Tx) bool {
 		body = nil
 	}
 	c.dl.forWrite(c.nc, time.Now(), st.Client)
-	var err error
-	if len(body) <= 16<<10 {
-		c.out = append(c.out, body...) // one write for a small object
-		err = c.writeClient(c.out)
-	} else {
-		// Head and body in one writev: a head sent alone would go as a
-		// segment of its own ahead of the body.
-		bufs := net.Buffers{c.out, body}
-		_, err = bufs.WriteTo(c.nc)
-	}
-	if err != nil {
+	if err := c.writeStored(body); err != nil {
 		c.ex.status = 0
 		return false
 	}
 	c.ex.bytes = int64(len(body))
 	return keep
+}
+
+// writeStored writes the head in c.out and a stored body to the client.
+func (c *conn) writeStored(body []byte) error {
+	if len(body) <= 16<<10 {
+		c.out = append(c.out, body...) // one write for a small object
+		return c.writeClient(c.out)
+	}
+	// Head and body in one writev: a head sent alone would go as a
+	// segment of its own ahead of the body. The body goes out from the
+	// stored bytes (immutable), uncopied; the vector lives in the conn
+	// so that the call does not allocate it.
+	c.iov = [2][]byte{c.out, body}
+	c.vec = c.iov[:]
+	_, err := c.vec.WriteTo(c.nc)
+	c.iov = [2][]byte{} // an evicted object is not kept alive by an idle connection
+	return err
 }
 
 // cacheConditionals adds the stored response's validators to the head

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"lbd/cache"
 	"lbd/http1"
 	"lbd/rules"
 )
@@ -71,6 +72,11 @@ type conn struct {
 	// raw: plain TCP connections are served from inside one
 	// RawConn.Read (rawloop_linux.go).
 	raw rawLoop
+	// cacheTx is the request's cache transaction, reused (cache.go);
+	// nil until the connection meets a service with a cache.
+	cacheTx *cache.Tx
+	iov     [2][]byte   // a stored hit's head and body, for one writev
+	vec     net.Buffers // over iov
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

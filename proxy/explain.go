@@ -167,6 +167,10 @@ func (x *explainer) run(enabled bool) {
 	if x.authDecides(svc) || x.wafDecides() {
 		return
 	}
+	if c.req.MethodID == http1.MethodPURGE {
+		x.purgeDecides(svc) // purge.go
+		return
+	}
 	if use, why := svc.ExplainSpecial(x.seed); use {
 		x.special(svc, why)
 		return

@@ -137,6 +137,9 @@ func (c *conn) serveRequest(st *Listener) bool {
 			return ok
 		}
 	}
+	if req.MethodID == http1.MethodPURGE {
+		return c.purge(st, svc) // purge.go: a service of the listener has CachePurge
+	}
 	if svc.UseSpecial() {
 		return c.special(st, svc)
 	}
@@ -159,8 +162,8 @@ func (c *conn) serveRequest(st *Listener) bool {
 func checkRequest(st *Listener, req *http1.Request) (int, Cause) {
 	// The parser already refused unknown methods (400); Pound 4 and
 	// zproxy both answer 405 to a method xHTTP does not allow.
-	if !http1.MethodAllowed(st.XHTTP, req.MethodID) {
-		return 405, CauseNone
+	if !http1.MethodAllowed(st.XHTTP, req.MethodID) && req.MethodID != http1.MethodPURGE {
+		return 405, CauseNone // PURGE: the service decides (purge)
 	}
 	cfg := st.Cfg
 	if cfg == nil {

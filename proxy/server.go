@@ -88,6 +88,10 @@ type Listener struct {
 	// Tunnel relays every connection to a backend of the listener's one
 	// service without reading HTTP (Pound's Tunnel).
 	Tunnel bool
+	// PurgeCache removes a URL from the caches, here and in the cluster
+	// (the engine's, as the control API's purge); nil: from the
+	// service's own cache only. The PURGE method calls it (purge.go).
+	PurgeCache func(host, target string, prefix bool) (int, error)
 }
 
 // diag reports a diagnostic about the current request.
