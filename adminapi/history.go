@@ -339,12 +339,18 @@ func BackendKey(li, si int, b *Backend, bi int) string {
 }
 
 // History returns every series' points newer than ms, by key.
-func (o *Observer) History(ms int64) map[string][]Point {
+func (o *Observer) History(ms int64) map[string][]Point { return o.HistoryOf(ms, nil) }
+
+// HistoryOf returns the points newer than ms of the series whose key
+// keep accepts (nil: all), by key.
+func (o *Observer) HistoryOf(ms int64, keep func(key string) bool) map[string][]Point {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := make(map[string][]Point, len(o.series))
+	out := make(map[string][]Point)
 	for k, s := range o.series {
-		out[k] = s.since(ms)
+		if keep == nil || keep(k) {
+			out[k] = s.since(ms)
+		}
 	}
 	return out
 }
