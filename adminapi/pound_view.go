@@ -347,12 +347,9 @@ func poundAddress(l *Listener) string {
 	return net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 }
 
-func poundServices(svcs []Service, o poundOpts) jarray {
-	a := make(jarray, len(svcs))
-	for i := range svcs {
-		a[i] = poundService(&svcs[i], o)
-	}
-	return a
+// poundServices serialises svcs, each service as it is printed.
+func poundServices(svcs []Service, o poundOpts) jlist {
+	return jlist{n: len(svcs), item: func(i int) any { return poundService(&svcs[i], o) }}
 }
 
 // poundSessions serialises sessions as Pound lists them in a service.
