@@ -185,11 +185,16 @@ size() {
 	printf 'size\treload (lbctl reload)\t%d ms\n' $(((t1 - t0) / 1000000)) | tee -a "$OUT"
 	sleep 2
 	printf 'size\tRSS 2 s after reload\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
+	# wall time, and the CPU it took: lbd's (utime+stime) and lbctl's,
+	# which the shared machine's load does not inflate as it does the wall
 	for i in 1 2 3; do
+		c0=$(cpu_ticks "$PROXY_PID")
 		t0=$(date +%s%N)
-		"${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" list >"$WORK/list.out"
+		/usr/bin/time -o "$WORK/time.out" -f '%U %S' "${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" list >"$WORK/list.out"
 		t1=$(date +%s%N)
-		printf 'size\tlbctl list (%d)\t%d ms, %d lines\n' "$i" $(((t1 - t0) / 1000000)) "$(wc -l <"$WORK/list.out")" | tee -a "$OUT"
+		c1=$(cpu_ticks "$PROXY_PID")
+		printf 'size\tlbctl list (%d)\t%d ms, %d lines; CPU lbd %d ms + lbctl %s ms\n' "$i" $(((t1 - t0) / 1000000)) \
+			"$(wc -l <"$WORK/list.out")" $(((c1 - c0) * 1000 / HZ)) "$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$WORK/time.out")" | tee -a "$OUT"
 	done
 	page=$(seq -s, -f '0/%g' 0 99)
 	for i in 1 2 3; do
