@@ -188,6 +188,16 @@ func (e *jsonEncoder) object(o jobject, level int) {
 // leaves '/', '<', '>' and '&' alone; control characters are escaped and
 // invalid UTF-8 becomes U+FFFD so the output is always valid JSON.
 func appendJSONString(buf []byte, s string) []byte {
+	if plainJSON(s) { // most keys and values: one copy
+		buf = append(buf, '"')
+		buf = append(buf, s...)
+		return append(buf, '"')
+	}
+	return appendJSONEscaped(buf, s)
+}
+
+// appendJSONEscaped is appendJSONString byte by byte.
+func appendJSONEscaped(buf []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	buf = append(buf, '"')
 	for i := 0; i < len(s); {
@@ -225,6 +235,17 @@ func appendJSONString(buf []byte, s string) []byte {
 		i++
 	}
 	return append(buf, '"')
+}
+
+// plainJSON reports whether s is ASCII from 0x20 up without '"' or
+// '\\', which appendJSONEscaped would copy unchanged.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // formatReal prints f as jansson does with JSON_REAL_PRECISION(3): "%.3g",
