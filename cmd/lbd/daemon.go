@@ -122,6 +122,7 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 			log.Warnf("can't write PID file %s: %v", d.pidFile, err)
 		}
 	}
+	go engine.ReturnBuildGarbage()
 	return nil
 }
 
