@@ -174,7 +174,18 @@ func (d *dashboard) state(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "api/state is read with GET")
 		return
 	}
-	js, err := json.Marshal(dashboardState(summary(d.c), d.num))
+	page, bad := parseStatePage(r.URL.Query())
+	if bad != "" {
+		writeJSONError(w, http.StatusBadRequest, "api/state: "+bad)
+		return
+	}
+	var st dashState
+	if page.paged {
+		st = pageState(summary(d.c), d.num, page)
+	} else {
+		st = dashboardState(summary(d.c), d.num)
+	}
+	js, err := json.Marshal(st)
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -69,7 +71,7 @@ func (d *dashboard) history(w http.ResponseWriter, r *http.Request) {
 		Series: map[string]dashSeries{}, Events: []Event{}}
 	if o := observerOf(d.c); o != nil {
 		out.Observed = true
-		for k, ps := range o.History(since) {
+		for k, ps := range o.HistoryOf(since, seriesOf(q)) {
 			out.Series[k] = columns(ps)
 		}
 		if ev := o.Events.Since(seq); ev != nil {
@@ -83,4 +85,29 @@ func (d *dashboard) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, js)
+}
+
+// seriesOf is the filter of api/history's services=K1,K2,... (a paged
+// page asks for the series of the services it shows: service K and its
+// backends, K/...; an empty list keeps none); nil, all series, without
+// the parameter.
+func seriesOf(q url.Values) func(string) bool {
+	if !q.Has("services") {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, k := range strings.Split(q.Get("services"), ",") {
+		if k != "" {
+			want[k] = true
+		}
+	}
+	return func(key string) bool {
+		// A service's key is "L/S", a backend's "L/S/ID".
+		if i := strings.IndexByte(key, '/'); i >= 0 {
+			if j := strings.IndexByte(key[i+1:], '/'); j >= 0 {
+				key = key[:i+1+j]
+			}
+		}
+		return want[key]
+	}
 }

@@ -30,6 +30,8 @@ type (
 		PID       int            `json:"pid"`
 		UptimeS   float64        `json:"uptime_s"`
 		Listeners []dashListener `json:"listeners"`
+		// Page is set when a page was asked for (dashboard_page.go).
+		Page *dashPage `json:"page,omitempty"`
 	}
 	dashListener struct {
 		Index       int           `json:"index"`
@@ -87,29 +89,41 @@ func dashboardState(st *State, num numbering) dashState {
 		UptimeS: st.Core.Uptime.Seconds(), Listeners: []dashListener{},
 	}
 	for i := range st.Listeners {
-		l := &st.Listeners[i]
-		addr := l.Address
-		if l.Port != 0 {
-			addr = net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
-		}
-		out.Listeners = append(out.Listeners, dashListener{
-			Index: i, Number: num.number(st, i), Name: l.Name, Address: addr, Protocol: l.protocol(), Enabled: l.Enabled,
-			Connections: l.Connections, Hits3xx: l.Hits3xx, Hits4xx: l.Hits4xx, Hits5xx: l.Hits5xx,
-			Services: dashServices(l.Services),
-		})
+		dl := dashListenerOf(st, num, i)
+		dl.Services = dashServicesAt(st.Listeners[i].Services, nil)
+		out.Listeners = append(out.Listeners, dl)
 	}
 	if len(st.Services) > 0 {
 		out.Listeners = append(out.Listeners, dashListener{Index: -1, Number: -1, Name: "global services",
-			Protocol: "http", Enabled: true, Services: dashServices(st.Services)})
+			Protocol: "http", Enabled: true, Services: dashServicesAt(st.Services, nil)})
 	}
 	return out
 }
 
-func dashServices(svcs []Service) []dashService {
+// dashListenerOf is listener i of st, its services left out.
+func dashListenerOf(st *State, num numbering, i int) dashListener {
+	l := &st.Listeners[i]
+	addr := l.Address
+	if l.Port != 0 {
+		addr = net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
+	}
+	return dashListener{
+		Index: i, Number: num.number(st, i), Name: l.Name, Address: addr, Protocol: l.protocol(), Enabled: l.Enabled,
+		Connections: l.Connections, Hits3xx: l.Hits3xx, Hits4xx: l.Hits4xx, Hits5xx: l.Hits5xx,
+	}
+}
+
+// dashServicesAt converts svcs; index gives each one's State index (nil:
+// its position in svcs).
+func dashServicesAt(svcs []Service, index []int) []dashService {
 	out := make([]dashService, 0, len(svcs))
 	for i := range svcs {
 		s := &svcs[i]
-		ds := dashService{Index: i, Name: s.Name, Enabled: s.Enabled, SessionType: s.sessionType(),
+		at := i
+		if index != nil {
+			at = index[i]
+		}
+		ds := dashService{Index: at, Name: s.Name, Enabled: s.Enabled, SessionType: s.sessionType(),
 			Sessions: max(s.SessionCount, len(s.Sessions)), Backends: make([]dashBackend, 0, len(s.Backends))}
 		for j := range s.Backends {
 			b := &s.Backends[j]

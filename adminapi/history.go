@@ -71,9 +71,12 @@ func (c *counters) add(o counters) {
 	c.active += o.active
 }
 
-// series is one object's ring.
+// series is one object's ring. It grows to HistoryLen points as they
+// come rather than taking its whole 29 kB at the first sample: a
+// restart or a reload of thousands of objects does not claim the
+// history's full ~30 MB at once (issue 36).
 type series struct {
-	points [HistoryLen]Point
+	points []Point
 	n      int // points written, ever
 	prev   counters
 	seen   uint64 // the tick that last saw the object
@@ -98,7 +101,11 @@ func (s *series) push(t time.Time, dt float64, cur counters, first bool) {
 	if ok {
 		p.P50MS, p.P99MS = hist.quantileMS(0.5), hist.quantileMS(0.99)
 	}
-	s.points[s.n%HistoryLen] = p
+	if len(s.points) < HistoryLen {
+		s.points = append(s.points, p)
+	} else {
+		s.points[s.n%HistoryLen] = p
+	}
 	s.n++
 }
 
@@ -185,7 +192,7 @@ func (o *Observer) Run(ctx context.Context, c Controller) {
 	defer t.Stop()
 	w, _ := c.(HistoryWanter) // optional: without it, always sample
 	if w == nil || w.HistoryWanted() {
-		o.Sample(summary(c), time.Now())
+		o.sampleFrom(c, time.Now())
 	}
 	for {
 		select {
@@ -193,7 +200,7 @@ func (o *Observer) Run(ctx context.Context, c Controller) {
 			return
 		case now := <-t.C:
 			if w == nil || w.HistoryWanted() {
-				o.Sample(summary(c), now)
+				o.sampleFrom(c, now)
 			}
 		}
 	}
@@ -206,36 +213,86 @@ type HistoryWanter interface {
 	HistoryWanted() bool
 }
 
+// Streamer is implemented by a Controller that can hand the sampler its
+// listeners and services one at a time instead of a State of all of
+// them. At 10,000 services and 20,000 backends that State was 28 MB
+// built every second, and as the garbage collector runs while one is
+// being built, its goal counted it live: twice that in RSS (issue 36).
+type Streamer interface {
+	// StreamSummary calls listener for each listener (its Services
+	// left empty) and then service for each of its services, then
+	// service for the global services (li -1), in State's order and
+	// with what Summary would hold; it returns Summary's Cluster. The
+	// values passed are reused: valid only during the call.
+	StreamSummary(listener func(li int, l *Listener), service func(li, si int, s *Service)) *ClusterStatus
+}
+
+// sampleFrom takes one sample of c: streamed when c can.
+func (o *Observer) sampleFrom(c Controller, now time.Time) {
+	s, ok := c.(Streamer)
+	if !ok {
+		o.Sample(summary(c), now)
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	dt := o.begin(now)
+	cluster := s.StreamSummary(func(li int, l *Listener) { o.sampleListener(li, l, now) },
+		func(li, si int, sv *Service) { o.sampleService(li, si, sv, now, dt) })
+	o.end(cluster, now)
+}
+
 // Sample adds the point of every service and backend of st, taken at now.
 func (o *Observer) Sample(st *State, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	dt := o.begin(now)
+	for li := range st.Listeners {
+		l := &st.Listeners[li]
+		o.sampleListener(li, l, now)
+		for si := range l.Services {
+			o.sampleService(li, si, &l.Services[si], now, dt)
+		}
+	}
+	for si := range st.Services {
+		o.sampleService(-1, si, &st.Services[si], now, dt)
+	}
+	o.end(st.Cluster, now)
+}
+
+// begin starts the sample taken at now; it returns the seconds since
+// the previous one (0 for the first).
+func (o *Observer) begin(now time.Time) float64 {
 	o.tick++
 	dt := now.Sub(o.last).Seconds()
 	if o.last.IsZero() {
 		dt = 0
 	}
 	o.last = now
-	visit := func(li int, svcs []Service) {
-		for si := range svcs {
-			s := &svcs[si]
-			o.watchTBFs(ServiceKey(li, si), scopeName(st, li, si), s.Limits.RateLimits, now)
-			sum := counters{durations: bucketsOf(&s.Requests.Duration)}
-			for bi := range s.Backends {
-				c := backendCounters(&s.Backends[bi])
-				sum.add(c)
-				o.record(BackendKey(li, si, &s.Backends[bi], bi), now, dt, c)
-			}
-			o.record(ServiceKey(li, si), now, dt, sum)
-		}
+	return dt
+}
+
+func (o *Observer) sampleListener(li int, l *Listener, now time.Time) {
+	o.watchTBFs(strconv.Itoa(li), "listener "+listenerName(l, li), l.Limits.RateLimits, now)
+}
+
+func (o *Observer) sampleService(li, si int, s *Service, now time.Time, dt float64) {
+	if len(s.Limits.RateLimits) > 0 {
+		o.watchTBFs(ServiceKey(li, si), scopeName(li, si, s), s.Limits.RateLimits, now)
 	}
-	for li := range st.Listeners {
-		l := &st.Listeners[li]
-		o.watchTBFs(strconv.Itoa(li), "listener "+listenerName(l, li), l.Limits.RateLimits, now)
-		visit(li, l.Services)
+	sum := counters{durations: bucketsOf(&s.Requests.Duration)}
+	for bi := range s.Backends {
+		c := backendCounters(&s.Backends[bi])
+		sum.add(c)
+		o.record(BackendKey(li, si, &s.Backends[bi], bi), now, dt, c)
 	}
-	visit(-1, st.Services)
-	o.watchCluster(st.Cluster, now)
+	o.record(ServiceKey(li, si), now, dt, sum)
+}
+
+// end finishes a sample: the cluster, and the series and watches of
+// objects the sample did not see are dropped.
+func (o *Observer) end(cluster *ClusterStatus, now time.Time) {
+	o.watchCluster(cluster, now)
 	for k, s := range o.series {
 		if s.seen != o.tick {
 			delete(o.series, k)
@@ -282,12 +339,18 @@ func BackendKey(li, si int, b *Backend, bi int) string {
 }
 
 // History returns every series' points newer than ms, by key.
-func (o *Observer) History(ms int64) map[string][]Point {
+func (o *Observer) History(ms int64) map[string][]Point { return o.HistoryOf(ms, nil) }
+
+// HistoryOf returns the points newer than ms of the series whose key
+// keep accepts (nil: all), by key.
+func (o *Observer) HistoryOf(ms int64, keep func(key string) bool) map[string][]Point {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := make(map[string][]Point, len(o.series))
+	out := make(map[string][]Point)
 	for k, s := range o.series {
-		out[k] = s.since(ms)
+		if keep == nil || keep(k) {
+			out[k] = s.since(ms)
+		}
 	}
 	return out
 }

@@ -129,10 +129,10 @@ func (o *Observer) watchCluster(c *ClusterStatus, now time.Time) {
 
 // scopeName names service si of listener li (-1: the global services)
 // as the timeline does.
-func scopeName(st *State, li, si int) string {
-	svcs, prefix := st.Services, "global "
-	if li >= 0 {
-		svcs, prefix = st.Listeners[li].Services, ""
+func scopeName(li, si int, s *Service) string {
+	prefix := ""
+	if li < 0 {
+		prefix = "global "
 	}
-	return prefix + "service " + serviceName(&svcs[si], si)
+	return prefix + "service " + serviceName(s, si)
 }

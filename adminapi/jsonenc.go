@@ -2,7 +2,7 @@ package adminapi
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,6 +24,14 @@ type jmember struct {
 
 // jarray is a JSON array. A nil jarray still prints as [] (use nil for null).
 type jarray []any
+
+// jlist is an array whose items are made as they are printed: a listing
+// of 10,000 services and 20,000 backends then never exists as one tree of
+// objects (issue 36: a few MB of members at a time instead of ~40 MB).
+type jlist struct {
+	n    int
+	item func(i int) any
+}
 
 // jreal is a floating-point number printed the jansson way
 // (JSON_REAL_PRECISION(3)): %.3g, always with a '.' or an exponent.
@@ -96,6 +104,8 @@ func (e *jsonEncoder) value(v any, level int) {
 		e.buf = appendJSONString(e.buf, x)
 	case jarray:
 		e.array(x, level)
+	case jlist:
+		e.list(x, level)
 	case jobject:
 		e.object(x, level)
 	default:
@@ -140,10 +150,22 @@ func (e *jsonEncoder) array(a jarray, level int) {
 	e.buf = append(e.buf, ']')
 }
 
+func (e *jsonEncoder) list(l jlist, level int) {
+	e.buf = append(e.buf, '[')
+	for i := 0; i < l.n; i++ {
+		e.sep(i == 0, level+1)
+		e.value(l.item(i), level+1)
+	}
+	if l.n > 0 {
+		e.closeLine(level)
+	}
+	e.buf = append(e.buf, ']')
+}
+
 func (e *jsonEncoder) object(o jobject, level int) {
-	if e.style.sortKeys {
-		o = append(jobject(nil), o...)
-		sort.SliceStable(o, func(i, j int) bool { return o[i].key < o[j].key })
+	if e.style.sortKeys && !slices.IsSortedFunc(o, byKey) {
+		o = slices.Clone(o)
+		slices.SortStableFunc(o, byKey)
 	}
 	e.buf = append(e.buf, '{')
 	keySep := e.style.keySep
@@ -166,6 +188,16 @@ func (e *jsonEncoder) object(o jobject, level int) {
 // leaves '/', '<', '>' and '&' alone; control characters are escaped and
 // invalid UTF-8 becomes U+FFFD so the output is always valid JSON.
 func appendJSONString(buf []byte, s string) []byte {
+	if plainJSON(s) { // most keys and values: one copy
+		buf = append(buf, '"')
+		buf = append(buf, s...)
+		return append(buf, '"')
+	}
+	return appendJSONEscaped(buf, s)
+}
+
+// appendJSONEscaped is appendJSONString byte by byte.
+func appendJSONEscaped(buf []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	buf = append(buf, '"')
 	for i := 0; i < len(s); {
@@ -205,6 +237,17 @@ func appendJSONString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
+// plainJSON reports whether s is ASCII from 0x20 up without '"' or
+// '\\', which appendJSONEscaped would copy unchanged.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // formatReal prints f as jansson does with JSON_REAL_PRECISION(3): "%.3g",
 // then ".0" appended when the result looks like an integer, and the
 // exponent stripped of '+' and leading zeros ("1.23e+03" -> "1.23e3").
@@ -236,3 +279,6 @@ func finite(f float64) float64 {
 	}
 	return f
 }
+
+// byKey orders members as strcmp orders their keys (Pound's sort).
+func byKey(a, b jmember) int { return strings.Compare(a.key, b.key) }

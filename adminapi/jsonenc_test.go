@@ -110,3 +110,17 @@ func TestJSONString(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainJSONStrings checks appendJSONString's fast path against the
+// escaping one for every single byte and a few mixed strings.
+func TestPlainJSONStrings(t *testing.T) {
+	in := []string{"", "kind", "127.0.0.1:80", `a"b`, `a\b`, "tab\there", "é", "\xff", "\x7f", "x\x00"}
+	for c := 0; c < 256; c++ {
+		in = append(in, string([]byte{byte(c)}), "ab"+string([]byte{byte(c)})+"cd")
+	}
+	for _, s := range in {
+		if got, want := string(appendJSONString(nil, s)), string(appendJSONEscaped(nil, s)); got != want {
+			t.Errorf("%q: %s, want %s", s, got, want)
+		}
+	}
+}

@@ -262,10 +262,12 @@ func poundError(w http.ResponseWriter, r *http.Request, status int) {
 	})
 }
 
-// metrics serves the OpenMetrics exposition on the control socket.
+// metrics serves the OpenMetrics exposition on the control socket, from
+// a Summary: the metrics count sessions, they do not list them, and a
+// State copies every session table (a million sessions on each scrape).
 func (a *poundAPI) metrics(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
-	if err := WriteMetricsFamilies(&b, a.c.State(), r.URL.Query()["family"]); err != nil {
+	if err := WriteMetricsFamilies(&b, summary(a.c), r.URL.Query()["family"]); err != nil {
 		poundRefuse(w, r, refuse(http.StatusInternalServerError, "metrics: %v", err))
 		return
 	}

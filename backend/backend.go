@@ -86,7 +86,7 @@ type Options struct {
 	// zproxy only trusts its health monitor; Pound kills on dial failure.
 	NoPassiveDown bool
 	// Logger receives the dead/resurrected messages; nil = logrus standard.
-	Logger logrus.FieldLogger
+	Logger Logger
 	// DialContext replaces net.Dialer (tests, SO_MARK); nil = net.Dialer.
 	DialContext DialFunc
 	// ServerName is Pound's backend ServerName: SNI and the Host sent.
@@ -101,6 +101,15 @@ type Options struct {
 	// instead of a TCP connect; it needs HTTP2.
 	GRPCCheck   bool
 	GRPCService string
+}
+
+// Logger is what a backend logs through: only its dead and resurrected
+// messages, so a caller can build a logger's fields when a message is
+// written rather than keep them for each of thousands of backends. A
+// logrus.FieldLogger is a Logger.
+type Logger interface {
+	Infof(format string, args ...any)
+	Warnf(format string, args ...any)
 }
 
 // Backend is one backend server: immutable identity plus atomic runtime
@@ -127,12 +136,14 @@ type Backend struct {
 	connectTime atomic.Int64 // average connect time in ns; -1 = none
 	probing     atomic.Bool  // a health probe is in flight
 	// duration and connect are the lbd_backend_* histograms: fixed
-	// arrays of atomics, so recording them allocates nothing.
-	duration, connect metrics.Histogram
+	// arrays of atomics, allocated on the first observation (most of
+	// thousands of backends are never probed), after which recording
+	// allocates nothing.
+	duration, connect metrics.LazyHistogram
 	// probes counts health checks, [0] passed and [1] failed; probeTime
 	// is their duration.
 	probes    [2]atomic.Uint64
-	probeTime metrics.Histogram
+	probeTime metrics.LazyHistogram
 
 	pool pool
 
@@ -151,7 +162,7 @@ type Backend struct {
 	emergency          bool
 	group              int
 	noPassiveDown      bool
-	log                logrus.FieldLogger
+	log                Logger
 	dial               DialFunc
 	serverName         string
 	https              bool

@@ -9,8 +9,9 @@
 #   bench/scale.sh lbd LABEL BINARY      # an lbd binary (before/after)
 #   bench/scale.sh pound LABEL BINARY    # Pound 4 on the same configurations
 #   bench/scale.sh haproxy               # HAProxy: a map file, and one ACL line per service
-#   bench/scale.sh size BINARY           # lbd -c, start, reload and RSS at 10,000 services / 20,000 backends
+#   bench/scale.sh size BINARY           # lbd -c, start, reload, RSS, lbctl list, dashboard at 10,000 services / 20,000 backends
 #
+#   bench/scale.sh size-curve BINARY     # lbd -c, start and RSS at each of SIZES services (one backend each)
 #   bench/scale.sh summary FILE.tsv      # median per point and its ratio to 1 service
 #
 # Environment: SIZES ["1 100 1000 10000"], SHAPES ["host url mix"],
@@ -145,10 +146,24 @@ run() {
 	printf '%s\t%s\t%s\t%s\n' "$label" "$shape" "$n" "$line" | tee -a "$OUT"
 }
 
-# size BINARY: configuration-size costs at 10,000 services / 20,000 backends.
+# rss PID: VmRSS and RssAnon of the process, in MB ("169 (anon 150)").
+rss() { awk '/^VmRSS/ { r = $2 } /^RssAnon/ { a = $2 } END { printf "%d (anon %d)", r / 1024, a / 1024 }' "/proc/$1/status"; }
+
+# ctl_get PATH: GET on the control socket; prints "ms bytes".
+ctl_get() {
+	curl -sf -o /dev/null -w '%{time_total} %{size_download}' --unix-socket "$WORK/ctl.sock" "http://lbd$1" |
+		awk '{ printf "%d ms, %d bytes", $1 * 1000, $2 }'
+}
+
+# size BINARY: configuration-size costs at SIZE_SERVICES [10,000]
+# services / 2 backends each: lbd -c, start, RSS (after start, 10 s later
+# once the dashboard's sampler has run, after a reload, after the
+# listings), lbctl list (3 runs), and the dashboard's api/state (a page
+# of 100 services, the last page through a filter, the whole state) and
+# api/history of one page, on the control socket.
 size() {
-	local lbd=$1 cfg=$WORK/size.cfg t0 t1 rss
-	pound_cfg url 10000 2 >"$cfg"
+	local lbd=$1 n=${SIZE_SERVICES:-10000} cfg=$WORK/size.cfg t0 t1 i page
+	pound_cfg url "$n" 2 >"$cfg"
 	printf 'Control "%s/ctl.sock"\n' "$WORK" | cat - "$cfg" >"$cfg.tmp" && mv "$cfg.tmp" "$cfg"
 	t0=$(date +%s%N)
 	"$lbd" -c -f "$cfg"
@@ -161,18 +176,60 @@ size() {
 	t1=$(date +%s%N)
 	printf 'size\tstart to listening\t%d ms\n' $(((t1 - t0) / 1000000)) | tee -a "$OUT"
 	sleep 1
-	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$PROXY_PID/status")
-	printf 'size\tRSS after start\t%d MB\n' $((rss / 1024)) | tee -a "$OUT"
+	printf 'size\tRSS after start\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
+	sleep 9
+	printf 'size\tRSS 10 s after start\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
 	t0=$(date +%s%N)
 	"${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" reload >/dev/null
 	t1=$(date +%s%N)
-	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$PROXY_PID/status")
 	printf 'size\treload (lbctl reload)\t%d ms\n' $(((t1 - t0) / 1000000)) | tee -a "$OUT"
-	printf 'size\tRSS after reload\t%d MB\n' $((rss / 1024)) | tee -a "$OUT"
-	t0=$(date +%s%N)
-	"${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" list >/dev/null
-	t1=$(date +%s%N)
-	printf 'size\tlbctl list\t%d ms\n' $(((t1 - t0) / 1000000)) | tee -a "$OUT"
+	sleep 2
+	printf 'size\tRSS 2 s after reload\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
+	# wall time, and the CPU it took: lbd's (utime+stime) and lbctl's,
+	# which the shared machine's load does not inflate as it does the wall
+	for i in 1 2 3; do
+		c0=$(cpu_ticks "$PROXY_PID")
+		t0=$(date +%s%N)
+		/usr/bin/time -o "$WORK/time.out" -f '%U %S' "${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" list >"$WORK/list.out"
+		t1=$(date +%s%N)
+		c1=$(cpu_ticks "$PROXY_PID")
+		printf 'size\tlbctl list (%d)\t%d ms, %d lines; CPU lbd %d ms + lbctl %s ms\n' "$i" $(((t1 - t0) / 1000000)) \
+			"$(wc -l <"$WORK/list.out")" $(((c1 - c0) * 1000 / HZ)) "$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$WORK/time.out")" | tee -a "$OUT"
+	done
+	page=$(seq -s, -f '0/%g' 0 99)
+	for i in 1 2 3; do
+		printf 'size\tapi/state, first page of 100 (%d)\t%s\n' "$i" "$(ctl_get '/dashboard/api/state?offset=0&limit=100')" | tee -a "$OUT"
+		printf 'size\tapi/state, filter q=s99 (%d)\t%s\n' "$i" "$(ctl_get '/dashboard/api/state?offset=0&limit=100&q=s99')" | tee -a "$OUT"
+		printf 'size\tapi/history of the first page (%d)\t%s\n' "$i" "$(ctl_get "/dashboard/api/history?since=0&events=0&services=$page")" | tee -a "$OUT"
+	done
+	printf 'size\tapi/state, whole (unpaged)\t%s\n' "$(ctl_get '/dashboard/api/state')" | tee -a "$OUT"
+	sleep 2
+	printf 'size\tRSS after the listings\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
+}
+
+# size_curve BINARY: the services cost curve: for N in SIZES, URL
+# services of one backend each, a Control socket: lbd -c time, start
+# time and RSS 1 s after start (VmRSS, anon in brackets).
+size_curve() {
+	local lbd=$1 n cfg=$WORK/curve.cfg t0 t1 t2
+	for n in $SIZES; do
+		pound_cfg url "$n" 1 >"$cfg"
+		printf 'Control "%s/ctl.sock"\n' "$WORK" | cat - "$cfg" >"$cfg.tmp" && mv "$cfg.tmp" "$cfg"
+		t0=$(date +%s%N)
+		"$lbd" -c -f "$cfg"
+		t1=$(date +%s%N)
+		GOMAXPROCS=1 taskset -c 1 "$lbd" -F -f "$cfg" >"$WORK/proxy.log" 2>&1 &
+		PROXY_PID=$!
+		wait_port "$PORT" 60
+		t2=$(date +%s%N)
+		sleep 1
+		printf 'curve\t%d services\tcheck %d ms, start %d ms, RSS %s MB\n' "$n" $(((t1 - t0) / 1000000)) \
+			$(((t2 - t1) / 1000000)) "$(rss "$PROXY_PID")" | tee -a "$OUT"
+		kill "$PROXY_PID"
+		wait "$PROXY_PID" 2>/dev/null || true
+		PROXY_PID=""
+		rm -f "$WORK/ctl.sock"
+	done
 }
 
 what=${1:?usage: scale.sh lbd|pound LABEL BINARY | haproxy | size BINARY}
@@ -216,6 +273,9 @@ summary)
 size)
 	start_upstream
 	size "$1"
+	;;
+size-curve)
+	size_curve "$1"
 	;;
 *)
 	echo "unknown: $what" >&2

@@ -292,7 +292,7 @@ func (g *graph) findService(scope string, idx int, name string) *service.Service
 
 // backend returns the backend object for key; src names its service
 // and listener in its messages.
-func (b *builder) backend(key string, cb *config.Backend, group int, src logrus.Fields) *backend.Backend {
+func (b *builder) backend(key string, cb *config.Backend, group int, src *serviceSource) *backend.Backend {
 	if set, ok := b.opts.settings[key]; ok {
 		cb = withSettings(cb, set)
 	}
@@ -308,10 +308,7 @@ func (b *builder) backend(key string, cb *config.Backend, group int, src logrus.
 	o.Group = group
 	// Dead and resurrected messages say which backend and where the
 	// file defines it.
-	if b.log != nil { // nil in tests that build graphs alone: logrus's default
-		o.Logger = b.log.WithFields(src).WithFields(logrus.Fields{msglog.Backend: o.Address, msglog.Config: configPos(cb.Pos)})
-	}
-	o.Logger = backendLogger(o.Logger, b.opts.events, "backend "+dialAddress(cb))
+	o.Logger = newBackendLog(b.log, b.opts.events, src, o.Address, cb.Pos)
 	be := backend.New(o)
 	switch {
 	case old != nil:

@@ -321,6 +321,7 @@ func (e *Engine) Reload() error {
 		return err
 	}
 	e.reloads[0].Add(1)
+	go ReturnBuildGarbage()
 	e.opts.Log.Info("configuration reloaded")
 	e.event(adminapi.Event{Kind: adminapi.EventReload, Detail: "configuration reloaded"})
 	return nil

@@ -4,6 +4,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"lbd/adminapi"
+	"lbd/config"
+	"lbd/internal/msglog"
+	"lbd/parser"
 )
 
 // The dashboard's timeline (adminapi.Events) learns of a backend going
@@ -21,42 +24,57 @@ const (
 	resurrectedFormat = "Backend %s resurrected"
 )
 
-// eventLogger passes everything to the logger it wraps and records the
-// dead/resurrected messages in events.
-type eventLogger struct {
-	logrus.FieldLogger
-	events *adminapi.Events
-	name   string // the backend, as the timeline names it
+// backendLog is the logger of a backend (backend.Logger). Its messages
+// carry the service's source fields (shared by the service's backends),
+// the backend's address and where the file defines it, and the dead and
+// resurrected ones go to the timeline too. The logrus entry is put
+// together when a message is written, which is rare: kept ready for each
+// backend it cost ~480 bytes, 9 MB at 20,000 backends (issue 36).
+type backendLog struct {
+	base   logrus.FieldLogger // nil: the logrus standard logger, no fields
+	src    *serviceSource     // the service's, shared
+	addr   string             // the address dialled, as the timeline names it
+	file   string             // where the backend is defined ("" = unknown)
+	line   int
+	events *adminapi.Events // nil: no timeline
 }
 
-func (l eventLogger) Warnf(format string, args ...any) {
-	if format == deadFormat && len(args) == 2 {
+// newBackendLog is the logger of a backend dialled at addr and defined
+// at pos, for a service whose messages carry src.
+func newBackendLog(base logrus.FieldLogger, events *adminapi.Events, src *serviceSource, addr string, pos config.Locus) backendLog {
+	s := parser.Span(pos)
+	return backendLog{base: base, src: src, addr: addr, file: s.Start.File, line: s.Start.Line, events: events}
+}
+
+func (l backendLog) entry() logrus.FieldLogger {
+	if l.base == nil { // tests that build graphs alone
+		return logrus.StandardLogger()
+	}
+	where := ""
+	if l.file != "" && l.line != 0 {
+		where = msglog.ConfigPos(l.file, l.line)
+	}
+	f := l.src.fields()
+	f[msglog.Backend], f[msglog.Config] = l.addr, where
+	return l.base.WithFields(f)
+}
+
+func (l backendLog) Warnf(format string, args ...any) {
+	if l.events != nil && format == deadFormat && len(args) == 2 {
 		reason, ok := args[1].(string)
 		if !ok {
 			reason = "unknown reason"
 		}
-		l.events.Add(adminapi.Event{Kind: adminapi.EventDown, Object: l.name, Detail: reason})
+		l.events.Add(adminapi.Event{Kind: adminapi.EventDown, Object: "backend " + l.addr, Detail: reason})
 	}
-	l.FieldLogger.Warnf(format, args...)
+	l.entry().Warnf(format, args...)
 }
 
-func (l eventLogger) Infof(format string, args ...any) {
-	if format == resurrectedFormat {
-		l.events.Add(adminapi.Event{Kind: adminapi.EventUp, Object: l.name})
+func (l backendLog) Infof(format string, args ...any) {
+	if l.events != nil && format == resurrectedFormat {
+		l.events.Add(adminapi.Event{Kind: adminapi.EventUp, Object: "backend " + l.addr})
 	}
-	l.FieldLogger.Infof(format, args...)
-}
-
-// backendLogger is the logger of a backend named name: base (nil: the
-// logrus standard logger, the backend's default) recording into events.
-func backendLogger(base logrus.FieldLogger, events *adminapi.Events, name string) logrus.FieldLogger {
-	if base == nil {
-		base = logrus.StandardLogger()
-	}
-	if events == nil {
-		return base
-	}
-	return eventLogger{FieldLogger: base, events: events, name: name}
+	l.entry().Infof(format, args...)
 }
 
 // Observer is the dashboard's timeline and history of this engine

@@ -71,7 +71,8 @@ func (e *Engine) attach(g *graph) {
 		e.dash = adminapi.NewDashboard(e)
 	}
 	for _, st := range g.listeners {
-		st.Metrics = func(w io.Writer) error { return adminapi.WriteMetrics(w, e.State()) }
+		// Summary: the metrics count sessions, they need no copy of the tables.
+		st.Metrics = func(w io.Writer) error { return adminapi.WriteMetrics(w, e.Summary()) }
 		st.MetricsType = adminapi.MetricsContentType
 		st.Control = e.control
 		st.Dashboard = e.dash

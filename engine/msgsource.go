@@ -145,13 +145,30 @@ func (e *Engine) changeFields(c adminapi.Change) logrus.Fields {
 // serviceSource names a service and its listener (none for a global
 // service, scope "g"; scope "lN" is listener N) for the messages of its
 // backends; an unnamed service is left out rather than numbered.
-func (b *builder) serviceSource(scope string, s *config.Service) logrus.Fields {
-	f := logrus.Fields{}
-	if s.Name != "" {
-		f[msglog.Service] = s.Name
-	}
+func (b *builder) serviceSource(scope string, s *config.Service) *serviceSource {
+	src := &serviceSource{service: s.Name}
 	if i, err := strconv.Atoi(strings.TrimPrefix(scope, "l")); err == nil && i >= 0 && i < len(b.cfg.Listeners) {
-		f[msglog.Listener] = listenerName(b.cfg.Listeners[i])
+		src.listener, src.inListener = listenerName(b.cfg.Listeners[i]), true
+	}
+	return src
+}
+
+// serviceSource is what a service's backends' messages say of it: kept
+// as two strings shared by its backends, turned into log fields only
+// when a message is written.
+type serviceSource struct {
+	service    string // "" = unnamed, left out
+	listener   string
+	inListener bool // false: a global service, no listener field
+}
+
+func (s *serviceSource) fields() logrus.Fields {
+	f := logrus.Fields{}
+	if s.service != "" {
+		f[msglog.Service] = s.service
+	}
+	if s.inListener {
+		f[msglog.Listener] = s.listener
 	}
 	return f
 }

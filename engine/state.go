@@ -79,42 +79,57 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 		st.ControlSocket = g.cfg.Control.Socket
 	}
 	for i, l := range g.cfg.Listeners {
-		v := adminapi.Listener{
-			Name: l.Name, Address: l.Address, Port: l.Port, HTTPS: l.HTTPS, Tunnel: l.Tunnel,
-			Enabled: true, LogLevel: l.LogLevel,
-		}
-		if l.TLS != nil {
-			v.NoHTTPS11 = l.TLS.NoHTTPS11
-		}
-		if i < len(servers) {
-			if l.SocketFrom != "" {
-				v.Address, v.Port = boundAddress(servers[i].ln, v.Address, v.Port)
-			}
-			v.Enabled = servers[i].srv.Enabled()
-			v.Connections = servers[i].srv.Active.Load()
-			v.Pending = v.Connections
-			v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
-			v.WAFHits = servers[i].srv.WAFHits()
-			v.Requests = adminapi.ReadRequests(servers[i].srv.Requests())
-			v.GRPCStatus = servers[i].srv.GRPCStatuses()
-		}
-		v.Limits = limitsView(config.ListenerLimits(l, g.cfg.Detached))
+		v := listenerView(g, servers, i)
+		// Sized once: at thousands of services append's regrowth was
+		// half the garbage of a snapshot.
+		v.Services = make([]adminapi.Service, 0, len(g.services[i]))
 		for _, s := range g.services[i] {
-			sv := e.serviceView(s, now, sessions)
-			sv.Limits = limitsView(config.ServiceLimits(s.Cfg, g.cfg.Detached))
-			for j := range sv.Backends {
-				sv.Backends[j].Tunnel = l.Tunnel
-			}
-			v.Services = append(v.Services, sv)
+			v.Services = append(v.Services, e.listedService(g, s, l.Tunnel, now, sessions, nil))
 		}
 		st.Listeners = append(st.Listeners, v)
 	}
 	for _, s := range g.global {
-		sv := e.serviceView(s, now, sessions)
-		sv.Limits = limitsView(config.ServiceLimits(s.Cfg, g.cfg.Detached))
-		st.Services = append(st.Services, sv)
+		st.Services = append(st.Services, e.listedService(g, s, false, now, sessions, nil))
 	}
 	return st
+}
+
+// listenerView is the state of listener i of g, its services left out.
+func listenerView(g *graph, servers []*server, i int) adminapi.Listener {
+	l := g.cfg.Listeners[i]
+	v := adminapi.Listener{
+		Name: l.Name, Address: l.Address, Port: l.Port, HTTPS: l.HTTPS, Tunnel: l.Tunnel,
+		Enabled: true, LogLevel: l.LogLevel,
+	}
+	if l.TLS != nil {
+		v.NoHTTPS11 = l.TLS.NoHTTPS11
+	}
+	if i < len(servers) {
+		if l.SocketFrom != "" {
+			v.Address, v.Port = boundAddress(servers[i].ln, v.Address, v.Port)
+		}
+		v.Enabled = servers[i].srv.Enabled()
+		v.Connections = servers[i].srv.Active.Load()
+		v.Pending = v.Connections
+		v.Hits3xx, v.Hits4xx, v.Hits5xx = servers[i].srv.Generated()
+		v.WAFHits = servers[i].srv.WAFHits()
+		v.Requests = adminapi.ReadRequests(servers[i].srv.Requests())
+		v.GRPCStatus = servers[i].srv.GRPCStatuses()
+	}
+	v.Limits = limitsView(config.ListenerLimits(l, g.cfg.Detached))
+	return v
+}
+
+// listedService is the state of service s, of a listener whose Tunnel
+// is tunnel or global (false), with its limits. Its backends are built
+// in buf's array when it has room (nil: a new one).
+func (e *Engine) listedService(g *graph, s *service.Service, tunnel bool, now time.Time, sessions bool, buf []adminapi.Backend) adminapi.Service {
+	sv := e.serviceView(s, now, sessions, buf)
+	sv.Limits = limitsView(config.ServiceLimits(s.Cfg, g.cfg.Detached))
+	for j := range sv.Backends {
+		sv.Backends[j].Tunnel = tunnel
+	}
+	return sv
 }
 
 // limitsView is the state of rate limits and password files now.
@@ -167,8 +182,8 @@ func active(servers []*server) int64 {
 	return n
 }
 
-func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) adminapi.Service {
-	v := adminapi.Service{Name: s.Name, Enabled: s.Enabled(), SessionType: "NONE", Priority: 1}
+func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool, buf []adminapi.Backend) adminapi.Service {
+	v := adminapi.Service{Name: s.Name, Enabled: s.Enabled(), SessionType: "NONE", Priority: 1, Backends: buf[:0]}
 	if s.Stats != nil {
 		v.Requests = adminapi.ReadRequests(s.Stats)
 	}
@@ -182,6 +197,9 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool) a
 		if sp.Kind == config.BackendRedirect && sp.Redirect != nil {
 			v.RedirectCode = sp.Redirect.Code
 		}
+	}
+	if v.Backends == nil {
+		v.Backends = make([]adminapi.Backend, 0, len(s.Listing))
 	}
 	offset := len(v.Backends)  // Listing indexes start after the special backend
 	index := backendIndexes(s) // the position each backend gets below

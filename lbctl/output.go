@@ -1,6 +1,7 @@
 package lbctl
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -126,8 +127,22 @@ func (r *runner) printReply(reply []byte) error {
 }
 
 // printObject prints a listing: raw, through a template, as paths only
-// (--quiet), or as a table.
+// (--quiet), or as a table. The listing goes through one buffer, written
+// when it is complete: a table of 10,000 services and 20,000 backends
+// was 750,000 write calls, most of lbctl's own time (issue 36).
 func (r *runner) printObject(cn *conn, o *object, reply []byte) error {
+	stdout := r.env.Stdout
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	r.env.Stdout = w
+	defer func() { r.env.Stdout = stdout }()
+	err := r.printListing(cn, o, reply)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func (r *runner) printListing(cn *conn, o *object, reply []byte) error {
 	switch {
 	case r.opt.json:
 		return r.printJSON(reply)

@@ -286,3 +286,37 @@ func BenchmarkPage1M(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCurve is the issue 36 cost curve: a table of N sessions
+// (32-byte keys), N from 1 to 1,000,000; it reports the heap per session
+// (keys included, the table's fixed cost shared among the N) and the
+// lookup of a live session (ns/op, prime stride over the N keys).
+func BenchmarkCurve(b *testing.B) {
+	for _, n := range []int{1, 100, 1_000, 10_000, 100_000, 1_000_000} {
+		b.Run("sessions="+strconv.Itoa(n), func(b *testing.B) {
+			keys := benchKeys(n, 0)
+			be := newFakeBackend("b")
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			tb := NewTable[*fakeBackend](time.Hour, 2*n, nil)
+			for _, k := range keys {
+				tb.Store(k, be)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			if tb.Len() != n {
+				b.Fatalf("%d sessions stored, %d kept", n, tb.Len())
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, ok := tb.Lookup(keys[i%n]); !ok {
+					b.Fatal("miss")
+				}
+				i += 7919
+			}
+			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "bytes/session")
+		})
+	}
+}

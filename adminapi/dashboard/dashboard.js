@@ -3,12 +3,21 @@
 // rates, and enables or disables services and backends through
 // api/enable with the token api/token gives to this origin only; polls
 // api/history for the graphs and the timeline (graphs.js, inlined below
-// by the server).
+// by the server). It asks for one page of PAGE services at a time (with
+// a filter), so that 10,000 services stay as light as ten: the table is
+// rebuilt every second, and only the page's rows and graphs exist.
 (function () {
   const POLL_MS = 1000;
+  const PAGE = 100;
   let token = null;
   let prev = null;       // previous api/state reply
   let busy = false;
+  let offset = 0;        // the page's first service, counted over the matches
+  let filter = "";       // api/state's q
+
+  function stateURL() {
+    return "api/state?offset=" + offset + "&limit=" + PAGE + (filter ? "&q=" + encodeURIComponent(filter) : "");
+  }
 
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
@@ -151,13 +160,39 @@
     prev = st;
   }
 
+  // renderPager shows where the page is; hidden while one page holds
+  // every service and no filter is set.
+  function renderPager(page) {
+    document.getElementById("pager").hidden = page.total <= PAGE && !filter && page.offset === 0;
+    const from = page.total ? Math.min(page.offset + 1, page.total) : 0;
+    document.getElementById("range").textContent = "services " + from + "–" +
+      Math.min(page.offset + page.limit, page.total) + " of " + page.total;
+    document.getElementById("prev").disabled = page.offset <= 0;
+    document.getElementById("next").disabled = page.offset + page.limit >= page.total;
+  }
+
+  // goTo shows the page from service o: the rates and graphs start over.
+  function goTo(o) {
+    offset = Math.max(0, o);
+    prev = null;
+    resetHistory();
+    poll();
+  }
+
   async function poll() {
     if (busy) return;
     busy = true;
     try {
-      const r = await fetch("api/state", { cache: "no-store", credentials: "same-origin" });
+      const url = stateURL();
+      const r = await fetch(url, { cache: "no-store", credentials: "same-origin" });
       if (!r.ok) throw new Error("api/state: HTTP " + r.status);
       const st = await r.json();
+      if (url !== stateURL()) return; // the page changed meanwhile: the next poll has it
+      if (st.page) {
+        renderPager(st.page);
+        // the filter matched fewer: back to the last page that has some
+        if (st.page.offset > 0 && st.page.offset >= st.page.total) { offset = Math.max(0, st.page.total - PAGE); return; }
+      }
       render(st);
       await pollHistory(st);
       setLive(true);
@@ -190,6 +225,14 @@
     }
     poll();
   }
+
+  document.getElementById("prev").addEventListener("click", () => goTo(offset - PAGE));
+  document.getElementById("next").addEventListener("click", () => goTo(offset + PAGE));
+  let typing = null;
+  document.getElementById("filter").addEventListener("input", e => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { filter = e.target.value.trim(); goTo(0); }, 250);
+  });
 
   getToken().catch(e => showMessage(e.message));
   poll();

@@ -151,8 +151,17 @@ function renderEvents() {
     e.who ? el("span", { class: "who" }, "by " + e.who) : "")));
 }
 
+// resetHistory forgets the graphs' points: another page of services is
+// shown, whose series are asked for from the start.
+function resetHistory() {
+  HIST.series.clear();
+  HIST.since = 0;
+}
+
 async function pollHistory(st) {
-  const r = await fetch("api/history?since=" + HIST.since + "&events=" + HIST.eventSeq,
+  // A page asks only for its services' series (and their backends').
+  const keys = st.page ? "&services=" + st.listeners.flatMap(l => l.services.map(s => l.index + "/" + s.index)).join(",") : "";
+  const r = await fetch("api/history?since=" + HIST.since + "&events=" + HIST.eventSeq + keys,
     { cache: "no-store", credentials: "same-origin" });
   if (!r.ok) throw new Error("api/history: HTTP " + r.status);
   const h = await r.json();

@@ -122,6 +122,7 @@ func (d *daemon) start(cfg *config.Config, access io.Writer, inh *engine.Inherit
 			log.Warnf("can't write PID file %s: %v", d.pidFile, err)
 		}
 	}
+	go engine.ReturnBuildGarbage()
 	return nil
 }
 
@@ -246,7 +247,7 @@ func (d *daemon) run(pred *predecessor) int {
 			return nil
 		}
 		pred.answer(nil)
-		d.notify.ready(statusLine(d.eng))
+		d.notify.ready(d.notify.statusLine(d.eng))
 		return nil
 	})
 	g.Go(func() error { return d.notify.watchdog(ctx, d.eng) })
@@ -314,10 +315,10 @@ func (d *daemon) reload() error {
 	d.notify.reloading("reloading the configuration")
 	err := d.eng.Reload()
 	if err != nil {
-		d.notify.ready(statusLine(d.eng) + "; reload failed: " + err.Error())
+		d.notify.ready(d.notify.statusLine(d.eng) + "; reload failed: " + err.Error())
 		return err
 	}
-	d.notify.ready(statusLine(d.eng))
+	d.notify.ready(d.notify.statusLine(d.eng))
 	return nil
 }
 

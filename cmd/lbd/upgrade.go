@@ -68,7 +68,7 @@ func (d *daemon) startUpgrade() (adminapi.UpgradeResult, error) {
 	if err != nil {
 		d.upgrading.Store(false)
 		d.log.Errorf("upgrade failed, this process goes on serving: %v", err)
-		d.notify.ready(statusLine(d.eng) + "; upgrade failed: " + err.Error())
+		d.notify.ready(d.notify.statusLine(d.eng) + "; upgrade failed: " + err.Error())
 		return adminapi.UpgradeResult{}, err
 	}
 	d.eng.StopAccepting()

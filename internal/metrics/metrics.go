@@ -47,7 +47,8 @@ func (h *Histogram) Observe(d time.Duration) {
 
 // HistogramSnapshot is a histogram's state at one instant, as
 // OpenMetrics prints it: Buckets[i] counts the observations <= Bounds[i]
-// (cumulative), Count all of them (the +Inf bucket).
+// (cumulative), Count all of them (the +Inf bucket). Bounds and Buckets
+// are read-only: an unobserved LazyHistogram's snapshot shares them.
 type HistogramSnapshot struct {
 	Bounds  []time.Duration
 	Buckets []uint64
@@ -91,9 +92,10 @@ func (c *Classes) Counts() [6]uint64 {
 }
 
 // Requests is what a listener or a service records per request: its
-// duration and the status class of its response.
+// duration and the status class of its response. The histogram is
+// allocated by the first request (thousands of services, most idle).
 type Requests struct {
-	Duration Histogram
+	Duration LazyHistogram
 	Codes    Classes
 }
 

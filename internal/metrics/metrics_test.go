@@ -92,3 +92,33 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 		t.Fatalf("Observe allocates %.1f times, want 0", n)
 	}
 }
+
+func TestLazyHistogram(t *testing.T) {
+	var l LazyHistogram
+	var h Histogram
+	if got, want := l.Snapshot(), h.Snapshot(); !equalSnapshots(got, want) {
+		t.Fatalf("unobserved: %+v, want the empty histogram's %+v", got, want)
+	}
+	for _, d := range []time.Duration{0, time.Millisecond, time.Minute} {
+		l.Observe(d)
+		h.Observe(d)
+	}
+	if got, want := l.Snapshot(), h.Snapshot(); !equalSnapshots(got, want) {
+		t.Fatalf("observed: %+v, want %+v", got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { l.Observe(time.Second) }); n != 0 {
+		t.Errorf("Observe after the first: %v allocations, want 0", n)
+	}
+}
+
+func equalSnapshots(a, b HistogramSnapshot) bool {
+	if a.Count != b.Count || a.Sum != b.Sum || len(a.Buckets) != len(b.Buckets) || len(a.Bounds) != len(b.Bounds) {
+		return false
+	}
+	for i := range a.Buckets {
+		if a.Buckets[i] != b.Buckets[i] || a.Bounds[i] != b.Bounds[i] {
+			return false
+		}
+	}
+	return true
+}
