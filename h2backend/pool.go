@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -67,8 +68,11 @@ type Pool struct {
 
 	mu      sync.Mutex
 	conns   []*http2.ClientConn
-	dialing int // connects in progress, counted against MaxConns
+	frames  []*conn // the frame-level client's (Open)
+	dialing int     // connects in progress, counted against MaxConns
 	closed  bool
+
+	frameStreams atomic.Uint64
 }
 
 // New builds a Pool; it connects on first use.
@@ -122,7 +126,7 @@ func (p *Pool) GetClientConn(req *http.Request, _ string) (*http2.ClientConn, er
 			p.mu.Unlock()
 			return cc, nil
 		}
-		if len(p.conns)+p.dialing >= p.opts.MaxConns {
+		if len(p.conns)+len(p.frames)+p.dialing >= p.opts.MaxConns {
 			p.mu.Unlock()
 			return nil, ErrPoolFull
 		}
@@ -203,16 +207,24 @@ func (p *Pool) Conns() (conns, streams int) {
 	for _, cc := range p.conns {
 		streams += cc.State().StreamsActive
 	}
-	return len(p.conns), streams
+	for _, c := range p.frames {
+		c.mu.Lock()
+		streams += len(c.streams)
+		c.mu.Unlock()
+	}
+	return len(p.conns) + len(p.frames), streams
 }
 
 // Close ends the pool: idle connections close now, busy ones once their
 // streams end (a GOAWAY tells the backend). Later requests fail.
 func (p *Pool) Close() {
 	p.mu.Lock()
-	conns := p.conns
-	p.conns, p.closed = nil, true
+	conns, frames := p.conns, p.frames
+	p.conns, p.frames, p.closed = nil, nil, true
 	p.mu.Unlock()
+	for _, c := range frames {
+		c.shutdown()
+	}
 	for _, cc := range conns {
 		go func() {
 			// Shutdown waits for the streams; a context would only cut

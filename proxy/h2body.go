@@ -86,6 +86,30 @@ func (b *h2Body) length() int64 {
 	return b.left
 }
 
+// inHand returns the whole body when it is in memory already (a
+// complete chunked body, one whose Content-Length bytes are all in the
+// buffer, or none), and counts it as sent; ok false means it is read as
+// it comes.
+func (b *h2Body) inHand() (whole []byte, ok bool) {
+	c := b.c
+	if b.whole == nil && !b.chunked && b.state.Load() == bodyUntouched && int64(c.w-c.r) >= b.left {
+		b.whole = (*c.buf)[c.r : c.r+int(b.left)] // the buffer is not read again before the exchange ends
+		c.r += int(b.left)
+	}
+	switch {
+	case b.whole != nil:
+		b.left = 0
+		b.state.Store(bodyDone)
+		return b.whole, true
+	case b.finished() && b.length() == 0:
+		return nil, true
+	}
+	return nil, false
+}
+
+// replayable says the body can be sent again to another backend.
+func (b *h2Body) replayable() bool { return b.whole != nil || !b.touched() }
+
 func (b *h2Body) touched() bool  { return b.state.Load() != bodyUntouched }
 func (b *h2Body) finished() bool { return b.state.Load() == bodyDone }
 

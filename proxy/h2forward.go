@@ -125,6 +125,11 @@ type h2Exchange struct {
 	grpcDeadline, idleOut atomic.Bool
 	deadline, idle        *time.Timer
 	idleFor               time.Duration
+	// The frame-level path's (h2frames.go).
+	block      h2backend.RequestBlock
+	stream     *h2backend.Stream
+	stopCancel func() bool // unregisters the stream's cancel from ctx
+	pumpDone   chan struct{}
 }
 
 func newH2Exchange(c *conn, st *Listener) *h2Exchange {
@@ -147,6 +152,9 @@ func newH2Exchange(c *conn, st *Listener) *h2Exchange {
 
 // stop ends the exchange's timers and watcher.
 func (x *h2Exchange) stop() {
+	if x.stopCancel != nil {
+		x.stopCancel() // the stream is ended below, without a goroutine
+	}
 	if w, ok := x.c.nc.(StreamWatcher); ok {
 		w.ForgetGone()
 	}
@@ -157,7 +165,13 @@ func (x *h2Exchange) stop() {
 		x.deadline.Stop()
 	}
 	x.cancel()
+	if x.stream != nil {
+		x.stream.Cancel() // a stream still open either way is reset
+	}
 	x.body.abort()
+	if x.pumpDone != nil {
+		<-x.pumpDone
+	}
 }
 
 // activity pushes the idle timeout back: data moved one way or the other.
@@ -179,7 +193,7 @@ func (x *h2Exchange) cause(err error) error {
 		return x.body.failure()
 	case x.ctx.Err() != nil:
 		return errClientGone
-	case errors.As(err, &de), errors.Is(err, h2backend.ErrPoolFull):
+	case errors.As(err, &de), errors.Is(err, h2backend.ErrPoolFull), errors.Is(err, h2backend.ErrUnprocessed):
 		return errNoBackend
 	}
 	return errBadResponse
@@ -237,6 +251,13 @@ func (x *h2Exchange) request(b *backend.Backend, head []byte) (*http.Request, er
 	} else {
 		r.Body = http.NoBody
 	}
+	x.armIdle(b)
+	return r, nil
+}
+
+// armIdle starts the idle timer: the backend's TimeOut without data
+// either way cancels the exchange.
+func (x *h2Exchange) armIdle(b *backend.Backend) {
 	if t := b.TimeOut(); t > 0 {
 		x.idleFor = t
 		if x.idle == nil {
@@ -246,7 +267,6 @@ func (x *h2Exchange) request(b *backend.Backend, head []byte) (*http.Request, er
 			})
 		}
 	}
-	return r, nil
 }
 
 // hopByHopH2 lists the fields an HTTP/2 request must not carry (RFC
