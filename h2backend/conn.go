@@ -58,11 +58,11 @@ var (
 
 // conn is one frame-level connection to the backend.
 type conn struct {
-	pool *Pool
-	nc   net.Conn
-	br   *bufio.Reader
-	fr   *http2.Framer
-	dec  *hpack.Decoder
+	pool      *Pool
+	nc        net.Conn
+	br        *bufio.Reader
+	fr        *http2.Framer
+	dec       *hpack.Decoder
 	maxHeader int
 
 	// Write side (see begin, flush).
@@ -73,18 +73,18 @@ type conn struct {
 	flushing bool
 	werr     error
 
-	mu         sync.Mutex
-	win        sync.Cond // send windows grew, or a stream or the conn ended
-	streams    map[uint32]*Stream
-	reserved   int // streams Pool.Open reserved and has not opened yet
-	nextID     uint32
-	peerMax    uint32 // the backend's SETTINGS_MAX_CONCURRENT_STREAMS
-	peerWin    int64  // its SETTINGS_INITIAL_WINDOW_SIZE
-	peerFrame  int    // its SETTINGS_MAX_FRAME_SIZE
-	sendWin    int64  // connection send window
-	goAway     bool   // no new streams (GOAWAY either way, or Pool.Close)
-	closed     bool
-	closeErr   error
+	mu        sync.Mutex
+	win       sync.Cond // send windows grew, or a stream or the conn ended
+	streams   map[uint32]*Stream
+	reserved  int // streams Pool.Open reserved and has not opened yet
+	nextID    uint32
+	peerMax   uint32 // the backend's SETTINGS_MAX_CONCURRENT_STREAMS
+	peerWin   int64  // its SETTINGS_INITIAL_WINDOW_SIZE
+	peerFrame int    // its SETTINGS_MAX_FRAME_SIZE
+	sendWin   int64  // connection send window
+	goAway    bool   // no new streams (GOAWAY either way, or Pool.Close)
+	closed    bool
+	closeErr  error
 
 	// Reader goroutine only.
 	payload   []byte
