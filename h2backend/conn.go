@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 
 	"golang.org/x/net/http2"
@@ -149,6 +150,11 @@ func (c *conn) flush() error {
 		return err
 	}
 	c.flushing = true
+	// Let the goroutines ready to run append their frames first: one
+	// write then carries them all (as h2's output queue does).
+	c.wmu.Unlock()
+	runtime.Gosched()
+	c.wmu.Lock()
 	for len(c.wbuf) > 0 {
 		out := c.wbuf
 		c.wbuf, c.wspare = c.wspare[:0], nil

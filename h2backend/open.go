@@ -49,15 +49,24 @@ func (p *Pool) reserveConn(ctx context.Context) (*conn, error) {
 				return c, nil
 			}
 		}
+		if p.frameDialing {
+			// One connect at a time: the connection it brings takes
+			// the backend's whole stream limit, typically 100.
+			p.dialed.Wait()
+			continue
+		}
 		if len(p.conns)+len(p.frames)+p.dialing >= p.opts.MaxConns {
 			p.mu.Unlock()
 			return nil, ErrPoolFull
 		}
 		p.dialing++
+		p.frameDialing = true
 		p.mu.Unlock()
 		c, err := p.dialFrames(ctx)
 		p.mu.Lock()
 		p.dialing--
+		p.frameDialing = false
+		p.dialed.Broadcast()
 		if err != nil {
 			p.mu.Unlock()
 			return nil, err

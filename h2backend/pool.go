@@ -72,6 +72,10 @@ type Pool struct {
 	dialing int     // connects in progress, counted against MaxConns
 	closed  bool
 
+	// frameDialing: Open is connecting; other Opens wait for dialed.
+	frameDialing bool
+	dialed       sync.Cond
+
 	frameStreams atomic.Uint64
 }
 
@@ -84,6 +88,7 @@ func New(o Options) *Pool {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	p := &Pool{opts: o}
+	p.dialed.L = &p.mu
 	p.t = &http2.Transport{
 		ConnPool:           p,
 		AllowHTTP:          true,
