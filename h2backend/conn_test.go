@@ -68,8 +68,8 @@ func TestOpenRoundTrip(t *testing.T) {
 	if got := string(s.Trailer()); got != "X-Sum: 42\r\n" {
 		t.Errorf("trailer %q", got)
 	}
-	if p.FrameStreams() != 1 {
-		t.Errorf("FrameStreams %d", p.FrameStreams())
+	if frames, transport := p.Streams(); frames != 1 || transport != 0 {
+		t.Errorf("Streams %d %d, want 1 0", frames, transport)
 	}
 }
 

@@ -102,6 +102,8 @@ func (p *Pool) forgetConn(c *conn) {
 	}
 }
 
-// FrameStreams counts the streams opened with Open (the frame-level
-// relay), as against RoundTrip's.
-func (p *Pool) FrameStreams() uint64 { return p.frameStreams.Load() }
+// Streams counts the requests sent with Open (relayed frame by frame)
+// and with RoundTrip (through x/net's Transport).
+func (p *Pool) Streams() (frames, transport uint64) {
+	return p.frameStreams.Load(), p.transportStreams.Load()
+}

@@ -76,7 +76,7 @@ type Pool struct {
 	frameDialing bool
 	dialed       sync.Cond
 
-	frameStreams atomic.Uint64
+	frameStreams, transportStreams atomic.Uint64
 }
 
 // New builds a Pool; it connects on first use.
@@ -114,6 +114,7 @@ func (p *Pool) Scheme() string {
 // sends it, and its trailers arrive in resp.Trailer at EOF. Cancelling
 // req's context resets the stream (RST_STREAM CANCEL).
 func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
+	p.transportStreams.Add(1)
 	return p.t.RoundTrip(req)
 }
 
