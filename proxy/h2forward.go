@@ -125,11 +125,8 @@ type h2Exchange struct {
 	grpcDeadline, idleOut atomic.Bool
 	deadline, idle        *time.Timer
 	idleFor               time.Duration
-	// The frame-level path's (h2frames.go).
-	block      h2backend.RequestBlock
-	stream     *h2backend.Stream
-	stopCancel func() bool // unregisters the stream's cancel from ctx
-	pumpDone   chan struct{}
+	// The frame-level path's (h2framex.go): x/net's path has ctx.
+	frames
 }
 
 func newH2Exchange(c *conn, st *Listener) *h2Exchange {
@@ -152,9 +149,6 @@ func newH2Exchange(c *conn, st *Listener) *h2Exchange {
 
 // stop ends the exchange's timers and watcher.
 func (x *h2Exchange) stop() {
-	if x.stopCancel != nil {
-		x.stopCancel() // the stream is ended below, without a goroutine
-	}
 	if w, ok := x.c.nc.(StreamWatcher); ok {
 		w.ForgetGone()
 	}
@@ -165,18 +159,12 @@ func (x *h2Exchange) stop() {
 		x.deadline.Stop()
 	}
 	x.cancel()
-	if x.stream != nil {
-		x.stream.Cancel() // a stream still open either way is reset
-	}
 	x.body.abort()
-	if x.pumpDone != nil {
-		<-x.pumpDone
-	}
 }
 
 // activity pushes the idle timeout back: data moved one way or the other.
 func (x *h2Exchange) activity() {
-	if x.idle != nil {
+	if x.idle != nil && x.idleFor > 0 {
 		x.idle.Reset(x.idleFor)
 	}
 }
@@ -191,7 +179,7 @@ func (x *h2Exchange) cause(err error) error {
 		return errTimeout
 	case x.body.failure() != nil:
 		return x.body.failure()
-	case x.ctx.Err() != nil:
+	case x.ctx != nil && x.ctx.Err() != nil, x.ctx == nil && x.wasAborted():
 		return errClientGone
 	case errors.As(err, &de), errors.Is(err, h2backend.ErrPoolFull), errors.Is(err, h2backend.ErrUnprocessed):
 		return errNoBackend

@@ -33,8 +33,8 @@ func (c *conn) forwardH2Frames(st *Listener, svc *service.Service) bool {
 	c.r += req.HeadLen
 	headLen := len(c.out)
 	key := svc.SessionKey(req, c.client, c.key[:0])
-	x := newH2Exchange(c, st)
-	defer x.stop()
+	x := c.frameExchange(st)
+	defer x.stopFrames()
 	tries := st.MaxTries
 	if tries <= 0 {
 		tries = 3
@@ -50,7 +50,6 @@ func (c *conn) forwardH2Frames(st *Listener, svc *service.Service) bool {
 		if !x.requestBlock(b, c.out) {
 			return c.fail(st, 400)
 		}
-		x.dropStream()
 		b.StreamStarted()
 		s, err := x.openStream(b)
 		if err == nil {
@@ -136,14 +135,17 @@ var (
 // hand (a unary gRPC call), the body with it; a body still coming is
 // sent by a goroutine of its own while the response is relayed.
 func (x *h2Exchange) openStream(b *backend.Backend) (*h2backend.Stream, error) {
-	x.armIdle(b)
+	x.armIdleFrames(b)
 	whole, inHand := x.body.inHand()
-	s, sent, err := b.HTTP2().Open(x.ctx, x.block.Bytes(), whole, inHand)
+	// The connect, if any, is bounded by ConnTO; a client gone meanwhile
+	// cancels the stream once it is open.
+	s, sent, err := b.HTTP2().Open(context.Background(), x.block.Bytes(), whole, inHand)
 	if err != nil {
 		return nil, err
 	}
-	x.stream = s
-	x.stopCancel = context.AfterFunc(x.ctx, s.Cancel)
+	if !x.setStream(s) {
+		return nil, h2backend.ErrCanceled
+	}
 	switch {
 	case inHand && sent < len(whole):
 		x.activity()
@@ -155,15 +157,6 @@ func (x *h2Exchange) openStream(b *backend.Backend) (*h2backend.Stream, error) {
 		go x.pump(s)
 	}
 	return s, nil
-}
-
-// dropStream lets go of the stream of a failed try.
-func (x *h2Exchange) dropStream() {
-	if x.stream != nil {
-		x.stopCancel()
-		x.stream.Cancel()
-		x.stream, x.stopCancel = nil, nil
-	}
 }
 
 // pump sends the request body as it comes from the client.
