@@ -69,14 +69,16 @@ func (x *h2Exchange) armTimer(slot **time.Timer, d time.Duration, flag *atomic.B
 		(*slot).Reset(d)
 		return
 	}
+	// t is set under x.mu, which the callback takes before reading it:
+	// a short timer may fire before AfterFunc returns.
 	var t *time.Timer
-	t = time.AfterFunc(d, func() { x.expire(slot, t, flag) })
+	t = time.AfterFunc(d, func() { x.expire(slot, &t, flag) })
 	*slot = t
 }
 
-func (x *h2Exchange) expire(slot **time.Timer, t *time.Timer, flag *atomic.Bool) {
+func (x *h2Exchange) expire(slot **time.Timer, t **time.Timer, flag *atomic.Bool) {
 	x.mu.Lock()
-	mine := x.live && *slot == t
+	mine := x.live && *slot == *t
 	if mine {
 		flag.Store(true)
 	}
