@@ -123,9 +123,3 @@ const (
 func appendIndexedName(b []byte, idx uint64, value []byte) []byte {
 	return hpackString(hpackInt(b, 0x10, 4, idx), value)
 }
-
-// appendLiteral appends a literal field with a new name, which must be
-// lower case already.
-func appendLiteral(b []byte, name, value []byte) []byte {
-	return hpackString(hpackString(append(b, 0x10), name), value)
-}
