@@ -164,6 +164,10 @@ func (x *h2Exchange) stop() {
 
 // activity pushes the idle timeout back: data moved one way or the other.
 func (x *h2Exchange) activity() {
+	if x.onActivity != nil { // the frame-level path: see frames.lastActive
+		x.lastActive.Store(time.Now().UnixNano())
+		return
+	}
 	if x.idle != nil && x.idleFor > 0 {
 		x.idle.Reset(x.idleFor)
 	}

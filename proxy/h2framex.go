@@ -27,6 +27,10 @@ type frames struct {
 	stream   *h2backend.Stream
 	deadArm  bool // the deadline timer was started for this request
 	idleFire atomic.Bool
+	// lastActive (Unix ns) is when data last moved: the idle timer,
+	// when it fires, waits on if there was some since (activity then
+	// costs a clock read, not a timer reset per message).
+	lastActive atomic.Int64
 }
 
 // frameExchange returns c's exchange, set up for the current request.
@@ -41,9 +45,9 @@ func (c *conn) frameExchange(st *Listener) *h2Exchange {
 	x.st = st
 	x.grpcDeadline.Store(false)
 	x.idleOut.Store(false)
-	x.pumpDone, x.idleFor = nil, 0
+	x.pumpDone = nil
 	x.mu.Lock()
-	x.live, x.aborted, x.stream, x.deadArm = true, false, nil, false
+	x.live, x.aborted, x.stream, x.deadArm, x.idleFor = true, false, nil, false, 0
 	if v := c.req.HeaderValue(hdrGRPCTimeout); v != nil {
 		if d, ok := h2backend.ParseTimeout(v); ok {
 			x.deadArm = true
@@ -79,6 +83,12 @@ func (x *h2Exchange) armTimer(slot **time.Timer, d time.Duration, flag *atomic.B
 func (x *h2Exchange) expire(slot **time.Timer, t **time.Timer, flag *atomic.Bool) {
 	x.mu.Lock()
 	mine := x.live && *slot == *t
+	if mine && slot == &x.idle {
+		if quiet := time.Duration(time.Now().UnixNano() - x.lastActive.Load()); quiet < x.idleFor {
+			(*t).Reset(x.idleFor - quiet)
+			mine = false
+		}
+	}
 	if mine {
 		flag.Store(true)
 	}
@@ -92,8 +102,9 @@ func (x *h2Exchange) expire(slot **time.Timer, t **time.Timer, flag *atomic.Bool
 // data either way).
 func (x *h2Exchange) armIdleFrames(b interface{ TimeOut() time.Duration }) {
 	if t := b.TimeOut(); t > 0 {
-		x.idleFor = t
+		x.lastActive.Store(time.Now().UnixNano())
 		x.mu.Lock()
+		x.idleFor = t // read by the timer's callback, under x.mu
 		x.idleFire.Store(true)
 		x.armTimer(&x.idle, t, &x.idleOut)
 		x.mu.Unlock()
