@@ -138,13 +138,18 @@ func TestH2BackendBadInput(t *testing.T) {
 			t.Errorf("%s: gRPC call got grpc-status %q (%s), want %s", c.path, st, msg, c.grpcStatus)
 		}
 	}
-	start := time.Now()
-	if resp, err := http.Get("http://" + lbd.addr + "/slow"); err != nil || resp.StatusCode != 504 || time.Since(start) > 3*time.Second {
-		t.Errorf("/slow (TimeOut 1): %v %v after %v, want 504 after about a second", resp, err, time.Since(start))
-	} else {
-		resp.Body.Close()
+	for _, c := range []struct {
+		name   string
+		client *http.Client
+	}{{"HTTP/1.1", http.DefaultClient}, {"h2c", h2cClient()}} { // the Transport's path and the frame-level one
+		start := time.Now()
+		if resp, err := c.client.Get("http://" + lbd.addr + "/slow"); err != nil || resp.StatusCode != 504 || time.Since(start) > 3*time.Second {
+			t.Errorf("%s /slow (TimeOut 1): %v %v after %v, want 504 after about a second", c.name, resp, err, time.Since(start))
+		} else {
+			resp.Body.Close()
+		}
 	}
-	start = time.Now()
+	start := time.Now()
 	if st, msg := grpcCall(t, lbd.addr, "/slow", "200m"); st != "4" || time.Since(start) > 900*time.Millisecond {
 		t.Errorf("/slow with grpc-timeout 200m: grpc-status %q (%s) after %v, want 4 (DEADLINE_EXCEEDED) at once", st, msg, time.Since(start))
 	}
