@@ -189,7 +189,8 @@ func (c *conn) waitRoom() error {
 	return err
 }
 
-// send appends frames built by f and writes them.
+// control appends a frame of the connection's own (an acknowledgement,
+// a window update, a reset) and writes it.
 func (c *conn) control(b []byte) {
 	w := c.begin()
 	c.commit(append(w, b...))

@@ -1,11 +1,11 @@
 // Package h2backend carries requests to HTTP/2 backends: over TLS with
-// ALPN "h2", or cleartext with prior knowledge (h2c). The protocol work
-// (multiplexing, MAX_CONCURRENT_STREAMS, flow control, trailers, GOAWAY,
-// RST_STREAM on cancellation, PING health) is golang.org/x/net/http2's
-// client; this package adds what a load balancer needs around it: a
-// bounded pool of connections per backend, dialled by the backend's own
-// dialer (so connect failures mark it dead as for HTTP/1.1), and the
-// gRPC health check.
+// ALPN "h2", or cleartext with prior knowledge (h2c), on a bounded pool
+// of connections per backend, dialled by the backend's own dialer (so
+// connect failures mark it dead as for HTTP/1.1). Two clients share the
+// pool: Open, lbd's own frame-level client (conn.go), for the streams of
+// HTTP/2 clients, which the proxy relays frame by frame; and RoundTrip,
+// golang.org/x/net/http2's Transport, for the requests of HTTP/1.1
+// clients and the gRPC health check.
 package h2backend
 
 //lint:file-ignore SA1019 x/net/http2's client (Transport, ClientConn, ConnPool) is what lbd uses for HTTP/2 backends, as its front end uses x/net's Framer; x/net v0.62 marks it deprecated in favour of net/http's own (Go 1.26 http.Transport.NewClientConn), to which it delegates from Go 1.27 on. Moving to it (the backend's dialer, with its accounting and ALPN check, behind http.Transport's DialContext and DialTLSContext) is left for later: see the hand-over note.
