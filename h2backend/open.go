@@ -5,6 +5,11 @@ import (
 	"net"
 )
 
+// maxOpenAttempts bounds the connections Open tries when each is lost
+// (GOAWAY, closed) before the stream starts: a backend that sends GOAWAY
+// at once must not keep a request dialling.
+const maxOpenAttempts = 3
+
 // Open starts a request on one of the pool's frame-level connections,
 // opening one when every connection is at the backend's
 // SETTINGS_MAX_CONCURRENT_STREAMS and the bound allows: block is its
@@ -15,7 +20,7 @@ import (
 // ErrUnprocessed, a *DialError of the dialler or ErrPoolFull means
 // nothing reached the backend.
 func (p *Pool) Open(ctx context.Context, block, data []byte, end bool) (*Stream, int, error) {
-	for {
+	for attempt := 1; ; attempt++ {
 		c, err := p.reserveConn(ctx)
 		if err != nil {
 			return nil, 0, err
@@ -27,7 +32,7 @@ func (p *Pool) Open(ctx context.Context, block, data []byte, end bool) (*Stream,
 			return s, sent, nil
 		}
 		c.forget(s, false, 0)
-		if !c.usable() {
+		if !c.usable() && attempt < maxOpenAttempts {
 			continue // lost meanwhile: try another connection
 		}
 		return nil, 0, err
