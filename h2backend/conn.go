@@ -8,6 +8,8 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -87,6 +89,12 @@ type conn struct {
 	closed    bool
 	closeErr  error
 
+	// Liveness (checkAlive): frames read, and the timer's own state.
+	framesRead atomic.Uint64
+	alive      *time.Timer
+	seen       uint64
+	pinged     bool
+
 	// Reader goroutine only.
 	payload   []byte
 	block     *Stream // stream of the header block being decoded (nil: dropped)
@@ -124,8 +132,43 @@ func (p *Pool) dialConn(ctx context.Context) (*conn, error) {
 		nc.Close()
 		return nil, err
 	}
+	c.alive = time.AfterFunc(livenessAfter, c.checkAlive)
 	go c.readLoop()
 	return c, nil
+}
+
+// Liveness: a connection that reads nothing for livenessAfter is sent a
+// PING, and closed when still nothing comes within livenessTimeout (a
+// backend gone without a FIN would otherwise hold its streams until
+// their timeouts). Variables for the tests.
+var (
+	livenessAfter   = pingAfter
+	livenessTimeout = pingTimeout
+	errPingTimeout  = errors.New("h2backend: backend did not answer a PING")
+)
+
+// checkAlive runs on the liveness timer; only it touches seen and
+// pinged, and it re-arms the timer itself.
+func (c *conn) checkAlive() {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	if n := c.framesRead.Load(); n != c.seen {
+		c.seen, c.pinged = n, false
+		c.alive.Reset(livenessAfter)
+		return
+	}
+	if c.pinged {
+		c.fail(errPingTimeout)
+		return
+	}
+	c.pinged = true
+	var b [17]byte
+	c.control(append(appendFrameHeader(b[:0], 8, http2.FramePing, 0, 0), 'l', 'b', 'd', 0, 0, 0, 0, 0))
+	c.alive.Reset(livenessTimeout)
 }
 
 // begin locks the write buffer for appending; commit unlocks it.
@@ -297,6 +340,7 @@ func (c *conn) fail(err error) {
 		return
 	}
 	c.closed, c.closeErr = true, err
+	c.alive.Stop()
 	streams := c.streams
 	c.streams = map[uint32]*Stream{}
 	c.mu.Unlock()
@@ -319,6 +363,7 @@ func (c *conn) fail(err error) {
 func (c *conn) readLoop() {
 	for {
 		code, err := c.readFrame()
+		c.framesRead.Add(1)
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 				err = errConnLost

@@ -300,3 +300,22 @@ func TestOpenMaxStreams(t *testing.T) {
 		t.Errorf("third stream: %v, want ErrPoolFull", err)
 	}
 }
+
+// TestOpenLiveness: a backend that goes silent (no FIN, no answer to
+// PING) has its connection closed and its streams failed, rather than
+// held until their own timeouts.
+func TestOpenLiveness(t *testing.T) {
+	defer func(a, b time.Duration) { livenessAfter, livenessTimeout = a, b }(livenessAfter, livenessTimeout)
+	livenessAfter, livenessTimeout = 50*time.Millisecond, 50*time.Millisecond
+	fb := newFakeBackend(t)
+	p := framePool(t, fb.addr, 1)
+	s := openGET(t, p)
+	fc := fb.accept()
+	fc.next(t, http2.FrameHeaders)
+	if ping := fc.next(t, http2.FramePing).(*http2.PingFrame); ping.IsAck() {
+		t.Fatal("want lbd's PING")
+	}
+	if _, _, _, _, err := s.ReadHead(); !errors.Is(err, errPingTimeout) {
+		t.Errorf("stream on a silent backend: %v", err)
+	}
+}
