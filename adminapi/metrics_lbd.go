@@ -41,6 +41,7 @@ var lbdFamilies = []metricFamily{
 	{name: "lbd_backend_state", typ: "gauge", help: "State of a backend: up (enabled and alive), down (enabled, dead) or disabled; 1 for the current state."},
 	{name: "lbd_backend_request_duration_seconds", typ: "histogram", unit: "seconds", help: "Time from the request head's arrival to the end of the backend's response, for the requests the backend answered."},
 	{name: "lbd_backend_responses", typ: "counter", help: "Responses relayed from a backend, by status class."},
+	{name: "lbd_backend_h2_streams", typ: "counter", help: "Requests sent to an HTTP/2 backend, by path: frames (an HTTP/2 client's stream relayed frame by frame) or transport (an HTTP/1.1 client's request, through the HTTP/2 client library)."},
 	{name: "lbd_backend_health_checks", typ: "counter", help: "Health checks of a backend (TCP connects to it or its HAport), by result: success or failure."},
 	{name: "lbd_backend_health_check_duration_seconds", typ: "histogram", unit: "seconds", help: "Duration of a backend's health checks, failed ones included."},
 	{name: "lbd_backend_connect_duration_seconds", typ: "histogram", unit: "seconds", help: "Time to connect to a backend (request dials and health probes)."},
@@ -168,6 +169,10 @@ func (e *exposition) lbdBackend(lbl [][2]string, b *Backend) {
 	e.add("lbd_backend_health_checks", "_total", with(lbl, "result", "success"), strconv.FormatUint(b.ProbesPassed, 10))
 	e.add("lbd_backend_health_checks", "_total", with(lbl, "result", "failure"), strconv.FormatUint(b.ProbesFailed, 10))
 	e.histogram("lbd_backend_health_check_duration_seconds", lbl, &b.ProbeDurations)
+	if h2 := b.H2Streams; h2 != nil {
+		e.add("lbd_backend_h2_streams", "_total", with(lbl, "path", "frames"), strconv.FormatUint(h2[0], 10))
+		e.add("lbd_backend_h2_streams", "_total", with(lbl, "path", "transport"), strconv.FormatUint(h2[1], 10))
+	}
 }
 
 // requests adds prefix_request_duration_seconds and prefix_responses_total.

@@ -282,7 +282,12 @@ type Backend struct {
 	// is their duration.
 	ProbesPassed, ProbesFailed uint64
 	ProbeDurations             metrics.HistogramSnapshot
-	Requests                   int64 // requests forwarded
+	// H2Streams counts an HTTP/2 backend's requests by how lbd sent
+	// them: relayed frame by frame (HTTP/2 clients), through x/net's
+	// Transport (HTTP/1.1 clients, health checks aside); nil for
+	// HTTP/1.1 backends. Metrics only (lbd_backend_h2_streams_total).
+	H2Streams *[2]uint64 `json:"-"`
+	Requests  int64      // requests forwarded
 	// Answered counts the requests a special backend (Redirect, Error,
 	// SendFile...) answered itself. The dashboard shows it as the
 	// backend's requests; the Pound and zproxy views leave it out, so

@@ -15,7 +15,10 @@
 #
 # Usage: make build bin/tools/grpcpeer && bench/grpc.sh
 # Environment [defaults]: CALLS [40000] SCALLS [100000] CONC [32] REPS [3]
-#   PORT [24100] (PORT..PORT+2) PROXY_CPU [1] LOAD_CPU [0] OUT_MD []
+#   PORT [24100] (PORT..PORT+3) PROXY_CPU [1] LOAD_CPU [0] OUT_MD []
+#   BASE_LBD [] another lbd binary (an older build, say) measured beside
+#     the two as "lbd-base", with the same configuration
+
 # Needs: haproxy, taskset (Debian: haproxy util-linux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +28,8 @@ PEER=bin/tools/grpcpeer LBD=bin/lbd
 die() { echo "grpc.sh: $*" >&2; exit 1; }
 [[ -x $LBD && -x $PEER ]] || die "make build bin/tools/grpcpeer first"
 for c in haproxy taskset; do command -v $c >/dev/null || die "$c missing"; done
-BE=$PORT HA=$((PORT + 1)) LB=$((PORT + 2))
+BE=$PORT HA=$((PORT + 1)) LB=$((PORT + 2)) LB0=$((PORT + 3))
+TARGETS="haproxy lbd"
 tmp=$(mktemp -d /tmp/lbd-grpc-bench.XXXXXX)
 PIDS=()
 cleanup() {
@@ -47,16 +51,27 @@ printf 'Daemon 0\nLogLevel 0\nTimeOut 60\nListenHTTP\n\tAddress 127.0.0.1\n\tPor
 taskset -c "$PROXY_CPU" "$LBD" -e -f "$tmp/lbd.cfg" >"$tmp/lbd.log" 2>&1 &
 LBPID=$!
 PIDS+=($LBPID)
+if [[ -n ${BASE_LBD:-} ]]; then
+	sed "s/Port $LB\$/Port $LB0/" "$tmp/lbd.cfg" >"$tmp/lbd-base.cfg"
+	taskset -c "$PROXY_CPU" "$BASE_LBD" -e -f "$tmp/lbd-base.cfg" >"$tmp/lbd-base.log" 2>&1 &
+	BASEPID=$!
+	PIDS+=($BASEPID)
+	TARGETS="haproxy lbd lbd-base"
+fi
 sleep 1
-for p in $BE $HA $LB; do "$PEER" unary -addr 127.0.0.1:$p >/dev/null || die "nothing serves gRPC on $p"; done
+for p in $BE $HA $LB ${BASE_LBD:+$LB0}; do "$PEER" unary -addr 127.0.0.1:$p >/dev/null || die "nothing serves gRPC on $p"; done
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 declare -A cpu rate
 for ((r = 1; r <= REPS; r++)); do
 	for load in unary stream; do
-		for target in haproxy lbd; do
-			if [[ $target == haproxy ]]; then pid=$HAPID port=$HA; else pid=$LBPID port=$LB; fi
+		for target in $TARGETS; do
+			case $target in
+			haproxy) pid=$HAPID port=$HA ;;
+			lbd) pid=$LBPID port=$LB ;;
+			*) pid=$BASEPID port=$LB0 ;;
+			esac
 			n=$CALLS flag=""
 			[[ $load == stream ]] && n=$SCALLS flag=-stream
 			t0=$(ticks $pid)
@@ -74,7 +89,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[in
 	echo "| load | proxy | CPU µs per call (median of $REPS) | calls/s (median) | rounds (µs CPU per call) |"
 	echo "|---|---|---|---|---|"
 	for load in unary stream; do
-		for target in haproxy lbd; do
+		for target in $TARGETS; do
 			echo "| $load | $target | $(median <<<"${cpu[$target.$load]}") | $(median <<<"${rate[$target.$load]}") | ${cpu[$target.$load]}|"
 		done
 	done

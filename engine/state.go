@@ -256,7 +256,13 @@ func (e *Engine) matrixView(en service.Entry) adminapi.Backend {
 func backendView(b *backend.Backend) adminapi.Backend {
 	host, port := splitHostPort(b)
 	passed, failed := b.Probes()
+	var h2 *[2]uint64
+	if pool := b.HTTP2(); pool != nil {
+		frames, transport := pool.Streams()
+		h2 = &[2]uint64{frames, transport}
+	}
 	return adminapi.Backend{
+		H2Streams:    h2,
 		ProbesPassed: passed, ProbesFailed: failed, ProbeDurations: b.ProbeDurations(),
 		ID: b.ID(), Kind: adminapi.KindRegular, Emergency: b.Emergency(), Group: b.Group(),
 		Address: host, Port: port, Enabled: b.Enabled(), Alive: b.Alive(),

@@ -44,7 +44,8 @@ func h2cClient() *http.Client {
 // TestH2BackendTranslatesHTTP1: an HTTP/1.1 client's request reaches an
 // HTTP/2 backend as HTTP/2, and the response comes back as HTTP/1.1
 // with its trailers in the chunked body; an HTTP/2 client gets them as
-// trailers too.
+// trailers too, its stream relayed frame by frame (the metrics count
+// each request by the path it took).
 func TestH2BackendTranslatesHTTP1(t *testing.T) {
 	port := h2cBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body) // a short read shows in the echo
@@ -52,7 +53,8 @@ func TestH2BackendTranslatesHTTP1(t *testing.T) {
 		fmt.Fprintf(w, "%s %s %q", r.Proto, r.Header.Get("Te"), body)
 		w.Header().Set("Grpc-Status", "0")
 	}))
-	lbd := startLBD(t, grpcConfig("", "", h2Backend(port)))
+	metrics := "\tService\n\t\tURL \"^/metrics$\"\n\t\tMetrics\n\tEnd\n"
+	lbd := startLBD(t, strings.Replace(grpcConfig("", "", h2Backend(port)), "\tService\n", metrics+"\tService\n", 1))
 	for _, c := range []struct {
 		name   string
 		client *http.Client
@@ -66,6 +68,18 @@ func TestH2BackendTranslatesHTTP1(t *testing.T) {
 		resp.Body.Close()
 		if err != nil || resp.Proto != c.proto || string(body) != `HTTP/2.0 trailers "ping"` || resp.Trailer.Get("Grpc-Status") != "0" {
 			t.Errorf("%s: %s %v %q, trailers %v", c.name, resp.Proto, err, body, resp.Trailer)
+		}
+	}
+	resp, err := http.Get("http://" + lbd.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body) // a short read fails the matches below
+	resp.Body.Close()
+	for _, path := range []string{"frames", "transport"} {
+		re := regexp.MustCompile(`(?m)^lbd_backend_h2_streams_total\{[^}]*path="` + path + `"[^}]*\} 1$`)
+		if !re.Match(body) {
+			t.Errorf("no lbd_backend_h2_streams_total of 1 for path %s in:\n%s", path, grepLines(string(body), "h2_streams"))
 		}
 	}
 }
@@ -124,13 +138,18 @@ func TestH2BackendBadInput(t *testing.T) {
 			t.Errorf("%s: gRPC call got grpc-status %q (%s), want %s", c.path, st, msg, c.grpcStatus)
 		}
 	}
-	start := time.Now()
-	if resp, err := http.Get("http://" + lbd.addr + "/slow"); err != nil || resp.StatusCode != 504 || time.Since(start) > 3*time.Second {
-		t.Errorf("/slow (TimeOut 1): %v %v after %v, want 504 after about a second", resp, err, time.Since(start))
-	} else {
-		resp.Body.Close()
+	for _, c := range []struct {
+		name   string
+		client *http.Client
+	}{{"HTTP/1.1", http.DefaultClient}, {"h2c", h2cClient()}} { // the Transport's path and the frame-level one
+		start := time.Now()
+		if resp, err := c.client.Get("http://" + lbd.addr + "/slow"); err != nil || resp.StatusCode != 504 || time.Since(start) > 3*time.Second {
+			t.Errorf("%s /slow (TimeOut 1): %v %v after %v, want 504 after about a second", c.name, resp, err, time.Since(start))
+		} else {
+			resp.Body.Close()
+		}
 	}
-	start = time.Now()
+	start := time.Now()
 	if st, msg := grpcCall(t, lbd.addr, "/slow", "200m"); st != "4" || time.Since(start) > 900*time.Millisecond {
 		t.Errorf("/slow with grpc-timeout 200m: grpc-status %q (%s) after %v, want 4 (DEADLINE_EXCEEDED) at once", st, msg, time.Since(start))
 	}

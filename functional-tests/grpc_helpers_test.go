@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -52,8 +53,27 @@ func startGRPCPeer(t *testing.T, args ...string) *grpcPeer {
 // cert and key are given, and waits until it accepts.
 func startInteropServer(t *testing.T, cert, key string) *grpcPeer {
 	t.Helper()
-	port := freePort(t)
-	g := &grpcPeer{out: &syncBuffer{}, addr: fmt.Sprintf("127.0.0.1:%d", port), port: port}
+	for attempt := 1; ; attempt++ {
+		g, exited := launchInteropServer(t, cert, key)
+		if serving(t, g.addr, exited) {
+			return g
+		}
+		// On a machine running other tests, the port freePort found
+		// can be taken before the server binds it (on every address):
+		// try another.
+		if attempt < 5 && strings.Contains(g.out.String(), "address already in use") {
+			continue
+		}
+		t.Fatalf("grpc-interop-server does not serve on %s: %s", g.addr, g.out.String())
+	}
+}
+
+// launchInteropServer starts grpc-interop-server on a free port;
+// exited is closed when it ends.
+func launchInteropServer(t *testing.T, cert, key string) (g *grpcPeer, exited chan struct{}) {
+	t.Helper()
+	port := freeWildcardPort(t)
+	g = &grpcPeer{out: &syncBuffer{}, addr: fmt.Sprintf("127.0.0.1:%d", port), port: port}
 	args := []string{"-port", fmt.Sprint(port)}
 	if cert != "" {
 		args = append(args, "-use_tls", "-tls_cert_file", cert, "-tls_key_file", key)
@@ -63,22 +83,48 @@ func startInteropServer(t *testing.T, cert, key string) *grpcPeer {
 	if err := g.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { g.cmd.Process.Kill(); g.cmd.Wait() })
-	waitListening(t, g.addr)
-	return g
+	exited = make(chan struct{})
+	go func() { g.cmd.Wait(); close(exited) }() // its exit status is the output's business
+	t.Cleanup(func() { g.cmd.Process.Kill(); <-exited })
+	return g, exited
 }
 
-// waitListening waits until addr accepts connections.
-func waitListening(t *testing.T, addr string) {
+// freeWildcardPort is a port free on every address, as the interop
+// server binds it (freePort's is only free on 127.0.0.1).
+func freeWildcardPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// serving waits until the server started on addr accepts connections;
+// false if it exits first (a connection accepted then was another
+// program's).
+func serving(t *testing.T, addr string, exited <-chan struct{}) bool {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if out, code := runTool(t, "grpcpeer", "unary", "-addr", addr, "-n", "0"); code == 0 && strings.HasPrefix(out, "calls") {
-			return
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			select {
+			case <-exited:
+				return false
+			default:
+				return true
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("nothing serves gRPC on %s", addr)
+	return false
 }
 
 // waitOutput waits until the peer printed a line containing want.

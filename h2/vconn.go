@@ -66,7 +66,9 @@ type vconn struct {
 	declared int64 // Content-Length, -1 = none
 	received int64 // DATA payload received
 	chunked  bool  // DATA is passed on chunk-encoded
-	credited int64 // payload bytes already given back as window
+	credited int64 // payload bytes already given back as connection window
+	// streamOwed: consumed payload not yet given back as stream window.
+	streamOwed int64
 
 	// Under sc.mu: the stream's send window.
 	sendWin int64
@@ -133,8 +135,12 @@ func (v *vconn) Read(b []byte) (int, error) {
 
 // takeCredit works out the window to give back after a read: the payload
 // the proxy has consumed (what is still buffered bounds what is not, as
-// framing bytes only add to it). Stream credit is only worth sending
-// while the client still sends. Called with v.mu held.
+// framing bytes only add to it). The connection's share is passed on
+// every time (giveCredit sends it in steps); the stream's only in steps
+// of streamCreditStep, and only while the client still sends: with a
+// window of streamRecvWindow the client never waits for it, and a
+// stream of small messages (gRPC) does not cost a WINDOW_UPDATE each.
+// Called with v.mu held.
 func (v *vconn) takeCredit() (id uint32, stream, conn int64) {
 	pending := len(v.in) - v.off
 	consumed := v.received - int64(pending)
@@ -142,13 +148,12 @@ func (v *vconn) takeCredit() (id uint32, stream, conn int64) {
 		return 0, 0, 0
 	}
 	n := consumed - v.credited
-	if n < streamCreditStep && pending > 0 {
-		return 0, 0, 0
-	}
 	v.credited = consumed
 	if !v.endRecv {
-		v.recvWin.Add(n)
-		stream = n
+		if v.streamOwed += n; v.streamOwed >= streamCreditStep {
+			stream, v.streamOwed = v.streamOwed, 0
+			v.recvWin.Add(stream)
+		}
 	}
 	return v.id, stream, n
 }
@@ -298,7 +303,7 @@ func (v *vconn) assign(id uint32, head []byte, req *request, endStream bool, rec
 		return false
 	}
 	v.id, v.isHEAD, v.held, v.endRecv, v.readAny = id, req.isHEAD, req.hold, endStream, false
-	v.declared, v.received, v.chunked, v.credited = req.declared, 0, req.chunked, 0
+	v.declared, v.received, v.chunked, v.credited, v.streamOwed = req.declared, 0, req.chunked, 0, 0
 	v.in, v.off = append(v.in[:0], head...), 0
 	v.recvWin.Store(recvWin)
 	v.cur.Store(id)

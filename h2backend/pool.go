@@ -1,11 +1,11 @@
 // Package h2backend carries requests to HTTP/2 backends: over TLS with
-// ALPN "h2", or cleartext with prior knowledge (h2c). The protocol work
-// (multiplexing, MAX_CONCURRENT_STREAMS, flow control, trailers, GOAWAY,
-// RST_STREAM on cancellation, PING health) is golang.org/x/net/http2's
-// client; this package adds what a load balancer needs around it: a
-// bounded pool of connections per backend, dialled by the backend's own
-// dialer (so connect failures mark it dead as for HTTP/1.1), and the
-// gRPC health check.
+// ALPN "h2", or cleartext with prior knowledge (h2c), on a bounded pool
+// of connections per backend, dialled by the backend's own dialer (so
+// connect failures mark it dead as for HTTP/1.1). Two clients share the
+// pool: Open, lbd's own frame-level client (conn.go), for the streams of
+// HTTP/2 clients, which the proxy relays frame by frame; and RoundTrip,
+// golang.org/x/net/http2's Transport, for the requests of HTTP/1.1
+// clients and the gRPC health check.
 package h2backend
 
 //lint:file-ignore SA1019 x/net/http2's client (Transport, ClientConn, ConnPool) is what lbd uses for HTTP/2 backends, as its front end uses x/net's Framer; x/net v0.62 marks it deprecated in favour of net/http's own (Go 1.26 http.Transport.NewClientConn), to which it delegates from Go 1.27 on. Moving to it (the backend's dialer, with its accounting and ALPN check, behind http.Transport's DialContext and DialTLSContext) is left for later: see the hand-over note.
@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -67,8 +68,15 @@ type Pool struct {
 
 	mu      sync.Mutex
 	conns   []*http2.ClientConn
-	dialing int // connects in progress, counted against MaxConns
+	frames  []*conn // the frame-level client's (Open)
+	dialing int     // connects in progress, counted against MaxConns
 	closed  bool
+
+	// frameDialing: Open is connecting; other Opens wait for dialed.
+	frameDialing bool
+	dialed       sync.Cond
+
+	frameStreams, transportStreams atomic.Uint64
 }
 
 // New builds a Pool; it connects on first use.
@@ -80,6 +88,7 @@ func New(o Options) *Pool {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	p := &Pool{opts: o}
+	p.dialed.L = &p.mu
 	p.t = &http2.Transport{
 		ConnPool:           p,
 		AllowHTTP:          true,
@@ -105,6 +114,7 @@ func (p *Pool) Scheme() string {
 // sends it, and its trailers arrive in resp.Trailer at EOF. Cancelling
 // req's context resets the stream (RST_STREAM CANCEL).
 func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
+	p.transportStreams.Add(1)
 	return p.t.RoundTrip(req)
 }
 
@@ -122,7 +132,7 @@ func (p *Pool) GetClientConn(req *http.Request, _ string) (*http2.ClientConn, er
 			p.mu.Unlock()
 			return cc, nil
 		}
-		if len(p.conns)+p.dialing >= p.opts.MaxConns {
+		if len(p.conns)+len(p.frames)+p.dialing >= p.opts.MaxConns {
 			p.mu.Unlock()
 			return nil, ErrPoolFull
 		}
@@ -203,16 +213,24 @@ func (p *Pool) Conns() (conns, streams int) {
 	for _, cc := range p.conns {
 		streams += cc.State().StreamsActive
 	}
-	return len(p.conns), streams
+	for _, c := range p.frames {
+		c.mu.Lock()
+		streams += len(c.streams)
+		c.mu.Unlock()
+	}
+	return len(p.conns) + len(p.frames), streams
 }
 
 // Close ends the pool: idle connections close now, busy ones once their
 // streams end (a GOAWAY tells the backend). Later requests fail.
 func (p *Pool) Close() {
 	p.mu.Lock()
-	conns := p.conns
-	p.conns, p.closed = nil, true
+	conns, frames := p.conns, p.frames
+	p.conns, p.frames, p.closed = nil, nil, true
 	p.mu.Unlock()
+	for _, c := range frames {
+		c.shutdown()
+	}
 	for _, cc := range conns {
 		go func() {
 			// Shutdown waits for the streams; a context would only cut

@@ -55,6 +55,8 @@ type conn struct {
 	keep []byte
 	// http2: the client speaks HTTP/2 (see HTTP2Stream).
 	http2 bool
+	// h2x is the frame-level path's exchange, reused (h2framex.go).
+	h2x *h2Exchange
 	// rs is the request language's working state; rwbuf and rwLines
 	// hold the forwarded head while request rules edit it (rules.go).
 	rs      rules.State

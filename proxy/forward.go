@@ -27,6 +27,9 @@ const continue100 = "HTTP/1.1 100 Continue\r\n\r\n"
 // forward sends the request to a backend and relays the response. It
 // reports whether the client connection is still in a clean state.
 func (c *conn) forward(st *Listener, svc *service.Service) bool {
+	if svc.HTTP2 && c.http2 {
+		return c.forwardH2Frames(st, svc)
+	}
 	if svc.HTTP2 {
 		return c.forwardHTTP2(st, svc)
 	}

@@ -23,13 +23,17 @@ type h2Body struct {
 	left    int64 // Content-Length bytes still to come
 	dc      dechunker
 	// whole: a chunked body that was complete in the buffer, decoded, so
-	// the stream announces its length and ends with its one DATA frame.
-	whole    []byte
-	state    atomic.Int32          // bodyUntouched, bodyReading, bodyDone
-	mu       sync.Mutex            // held by Read for its whole duration
-	closed   bool                  // under mu: no further reads
-	errValue atomic.Pointer[error] // what ended the body early
+	// the stream announces its length and ends with its one DATA frame;
+	// wholeBuf is its buffer, kept from one request to the next.
+	whole, wholeBuf []byte
+	state           atomic.Int32          // bodyUntouched, bodyReading, bodyDone
+	mu              sync.Mutex            // held by Read for its whole duration
+	closed          bool                  // under mu: no further reads
+	errValue        atomic.Pointer[error] // what ended the body early
 }
+
+// keepWhole bounds the whole-body buffer an exchange keeps.
+const keepWhole = 64 << 10
 
 const (
 	bodyUntouched int32 = iota
@@ -38,7 +42,15 @@ const (
 )
 
 func newH2Body(c *conn, st *Listener, onData func()) *h2Body {
-	b := &h2Body{c: c, st: st, onData: onData}
+	b := &h2Body{}
+	b.init(c, st, onData)
+	return b
+}
+
+// init sets b up for the current request, keeping the buffer of the
+// last whole body for the next one.
+func (b *h2Body) init(c *conn, st *Listener, onData func()) {
+	*b = h2Body{c: c, st: st, onData: onData, wholeBuf: b.wholeBuf}
 	switch c.req.BodyKind() {
 	case http1.BodyChunked:
 		b.chunked = true
@@ -57,7 +69,6 @@ func newH2Body(c *conn, st *Listener, onData func()) *h2Body {
 		c.nc.SetReadDeadline(time.Time{})
 		c.dl.read = 0
 	}
-	return b
 }
 
 // takeWhole decodes a chunked body that is already complete in the
@@ -70,7 +81,14 @@ func (b *h2Body) takeWhole() {
 	if err != nil || !done {
 		return // read as it comes; Read reports a framing error
 	}
-	b.whole = b.dc.decode(make([]byte, 0, n), avail[:n])
+	buf := b.wholeBuf[:0]
+	if cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
+	b.whole = b.dc.decode(buf, avail[:n])
+	if cap(b.whole) <= keepWhole {
+		b.wholeBuf = b.whole[:0] // reused when the body is the exchange's (h2framex.go)
+	}
 	c.r += n
 	b.chunked, b.left = false, int64(len(b.whole))
 	if b.left == 0 {
@@ -85,6 +103,30 @@ func (b *h2Body) length() int64 {
 	}
 	return b.left
 }
+
+// inHand returns the whole body when it is in memory already (a
+// complete chunked body, one whose Content-Length bytes are all in the
+// buffer, or none), and counts it as sent; ok false means it is read as
+// it comes.
+func (b *h2Body) inHand() (whole []byte, ok bool) {
+	c := b.c
+	if b.whole == nil && !b.chunked && b.state.Load() == bodyUntouched && int64(c.w-c.r) >= b.left {
+		b.whole = (*c.buf)[c.r : c.r+int(b.left)] // the buffer is not read again before the exchange ends
+		c.r += int(b.left)
+	}
+	switch {
+	case b.whole != nil:
+		b.left = 0
+		b.state.Store(bodyDone)
+		return b.whole, true
+	case b.finished() && b.length() == 0:
+		return nil, true
+	}
+	return nil, false
+}
+
+// replayable says the body can be sent again to another backend.
+func (b *h2Body) replayable() bool { return b.whole != nil || !b.touched() }
 
 func (b *h2Body) touched() bool  { return b.state.Load() != bodyUntouched }
 func (b *h2Body) finished() bool { return b.state.Load() == bodyDone }

@@ -125,6 +125,8 @@ type h2Exchange struct {
 	grpcDeadline, idleOut atomic.Bool
 	deadline, idle        *time.Timer
 	idleFor               time.Duration
+	// The frame-level path's (h2framex.go): x/net's path has ctx.
+	frames
 }
 
 func newH2Exchange(c *conn, st *Listener) *h2Exchange {
@@ -162,7 +164,11 @@ func (x *h2Exchange) stop() {
 
 // activity pushes the idle timeout back: data moved one way or the other.
 func (x *h2Exchange) activity() {
-	if x.idle != nil {
+	if x.onActivity != nil { // the frame-level path: see frames.lastActive
+		x.lastActive.Store(time.Now().UnixNano())
+		return
+	}
+	if x.idle != nil && x.idleFor > 0 {
 		x.idle.Reset(x.idleFor)
 	}
 }
@@ -177,9 +183,9 @@ func (x *h2Exchange) cause(err error) error {
 		return errTimeout
 	case x.body.failure() != nil:
 		return x.body.failure()
-	case x.ctx.Err() != nil:
+	case x.ctx != nil && x.ctx.Err() != nil, x.ctx == nil && x.wasAborted():
 		return errClientGone
-	case errors.As(err, &de), errors.Is(err, h2backend.ErrPoolFull):
+	case errors.As(err, &de), errors.Is(err, h2backend.ErrPoolFull), errors.Is(err, h2backend.ErrUnprocessed):
 		return errNoBackend
 	}
 	return errBadResponse
@@ -237,6 +243,13 @@ func (x *h2Exchange) request(b *backend.Backend, head []byte) (*http.Request, er
 	} else {
 		r.Body = http.NoBody
 	}
+	x.armIdle(b)
+	return r, nil
+}
+
+// armIdle starts the idle timer: the backend's TimeOut without data
+// either way cancels the exchange.
+func (x *h2Exchange) armIdle(b *backend.Backend) {
 	if t := b.TimeOut(); t > 0 {
 		x.idleFor = t
 		if x.idle == nil {
@@ -246,7 +259,6 @@ func (x *h2Exchange) request(b *backend.Backend, head []byte) (*http.Request, er
 			})
 		}
 	}
-	return r, nil
 }
 
 // hopByHopH2 lists the fields an HTTP/2 request must not carry (RFC

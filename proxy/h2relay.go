@@ -22,7 +22,7 @@ const chunkRoom = 16
 // chunks (one per read, written at once: streams flow both ways), the
 // trailers as the chunked body's trailer section.
 func (x *h2Exchange) relay(svc *service.Service, resp *http.Response) bool {
-	c, st := x.c, x.st
+	c := x.c
 	defer resp.Body.Close()
 	x.activity()
 	isHEAD := c.req.MethodID == http1.MethodHEAD
@@ -47,15 +47,30 @@ func (x *h2Exchange) relay(svc *service.Service, resp *http.Response) bool {
 		raw = appendLine(raw, "Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
 	raw = append(raw, crlf...)
+	c.noteGRPCStatus(resp.Header)
+	keep, more, ok := x.relayHead(svc, raw, isHEAD)
+	if !ok || !more {
+		return keep && ok
+	}
+	if err := x.copyBody(resp, rb, chunked); err != nil {
+		return false
+	}
+	return keep
+}
+
+// relayHead parses the backend's response head (raw, as HTTP/1.1), runs
+// it through the response rules and writes it to the client. more says
+// a body follows; ok false means the client connection is done for.
+func (x *h2Exchange) relayHead(svc *service.Service, raw []byte, isHEAD bool) (keep, more, ok bool) {
+	c, st := x.c, x.st
 	if err := http1.ParseResponseHead(raw, &c.resp, isHEAD); err != nil {
 		x.cancel()
-		return c.fail(st, 502)
+		return false, false, c.fail(st, 502)
 	}
 	c.ex.status = c.resp.Status
 	c.ex.bytes = 0
-	c.noteGRPCStatus(resp.Header)
 	c.learnSession(svc, c.ex.be)
-	keep := c.req.KeepAlive && !c.srv.closing.Load()
+	keep = c.req.KeepAlive && !c.srv.closing.Load()
 	mode := connKeep
 	if !keep {
 		mode = connClose
@@ -63,21 +78,15 @@ func (x *h2Exchange) relay(svc *service.Service, resp *http.Response) bool {
 	head := c.appendResponseHead(st, c.out[:0], mode)
 	if head == nil { // a response rule failed: Pound answers 500
 		x.cancel()
-		return c.fail(st, 500)
+		return false, false, c.fail(st, 500)
 	}
 	c.out = head
 	c.dl.forWrite(c.nc, time.Now(), st.Client)
 	if err := c.writeClient(head); err != nil {
 		x.cancel()
-		return false
+		return false, false, false
 	}
-	if c.resp.BodyKind(isHEAD) == http1.BodyNone {
-		return keep
-	}
-	if err := x.copyBody(resp, rb, chunked); err != nil {
-		return false
-	}
-	return keep
+	return keep, c.resp.BodyKind(isHEAD) != http1.BodyNone, true
 }
 
 // copyBody streams the response body and, when chunked, the trailers.
