@@ -187,14 +187,17 @@ func keyURL(k string) string {
 	return u
 }
 
-// put stores o under key, in front of the variants it does not replace.
-func (c *Cache) put(key string, o *Object) {
+// put stores o under key, in front of the variants it does not replace;
+// drop (nil: none) is a stored response o supersedes whatever its
+// variant. One atomic step: a look-up meanwhile finds the old entry or
+// the new one, never none.
+func (c *Cache) put(key string, o, drop *Object) {
 	c.store.Compute(key, func(old *entry, found bool) (*entry, otter.ComputeOp) {
 		n := &entry{objs: make([]*Object, 0, 4)}
 		n.objs = append(n.objs, o)
 		if found {
 			for _, x := range old.objs {
-				if len(n.objs) < maxVariants && !sameVariant(x, o) {
+				if len(n.objs) < maxVariants && x != drop && !sameVariant(x, o) {
 					n.objs = append(n.objs, x)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -461,5 +462,54 @@ func TestRangeHit(t *testing.T) {
 				t.Fatalf("%s: action %d, want a pass", rng, tx.Action)
 			}
 		})
+	}
+}
+
+// TestValidatedReplaceIsAtomic: a full response to a revalidation
+// replaces the stored one in one step; a look-up meanwhile never finds
+// the key empty (it did, between an invalidation and the store, and the
+// request went to the origin as a miss).
+func TestValidatedReplaceIsAtomic(t *testing.T) {
+	c := newCache(t, Config{})
+	c.now = func() time.Time { return epoch }
+	stale := resp200("Cache-Control: max-age=0", `ETag: "v"`)
+	if got, stored, _ := exchange(t, c, step{req: get, resp: stale}); got != "miss" || !stored {
+		t.Fatalf("first store: %s, stored %v", got, stored)
+	}
+	first := c.Begin(parseReq(t, get))
+	key := strings.Clone(first.key)
+	first.Finish(false)
+	if c.lookup(key) == nil {
+		t.Fatal("the stored response is not under the key a request computes")
+	}
+	stop := make(chan struct{})
+	var empty atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if c.lookup(key) == nil {
+				empty.Add(1)
+			}
+		}
+	}()
+	for i := 0; i < 2000; i++ {
+		if got, stored, _ := exchange(t, c, step{req: get, resp: stale}); !stored {
+			t.Fatalf("round %d: %s, not stored", i, got)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if n := empty.Load(); n != 0 {
+		t.Fatalf("%d look-ups found no stored response while it was being replaced", n)
+	}
+	if e := c.lookup(key); e == nil || len(e.objs) != 1 {
+		t.Fatalf("after the replacements: %+v, want one stored response", e)
 	}
 }

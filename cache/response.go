@@ -172,10 +172,11 @@ func (t *Tx) Finish(complete bool) {
 			// is stored costs what it weighs.
 			t.fill.Body = append(make([]byte, 0, len(b)), b...)
 		}
-		if t.Action == Validate && t.Obj != nil {
-			t.c.invalidateObj(t.key, t.Obj)
+		var validated *Object
+		if t.Action == Validate {
+			validated = t.Obj // answered by a full response: it goes
 		}
-		t.c.put(t.key, t.fill)
+		t.c.put(t.key, t.fill, validated)
 	}
 	t.fill = nil
 	if t.flight != nil {
@@ -241,19 +242,6 @@ func sameOrigin(loc, host, reqPath string) (string, bool) {
 	}
 	dir := reqPath[:strings.LastIndexByte(reqPath, '/')+1]
 	return dir + loc, true
-}
-
-// invalidateObj removes one stored response of key.
-func (c *Cache) invalidateObj(key string, old *Object) {
-	e := c.lookup(key)
-	if e == nil {
-		return
-	}
-	for _, x := range e.objs {
-		if x == old && len(e.objs) == 1 {
-			c.invalidate(key)
-		}
-	}
 }
 
 func itoa(n int64) string {

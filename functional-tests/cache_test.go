@@ -264,6 +264,7 @@ func TestCacheStale(t *testing.T) {
 			a := cacheGet(t, c, "GET", base+"/swr")
 			if a.status != 200 || !strings.HasPrefix(a.cs, "lbd; hit") {
 				notHit.Add(1)
+				t.Logf("not a hit: %q %q %d", a.cs, a.body, a.status)
 			}
 		}()
 	}
