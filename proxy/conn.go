@@ -27,7 +27,20 @@ var (
 	smallPool = sync.Pool{New: func() any { b := make([]byte, smallBuf); return &b }}
 	largePool = sync.Pool{New: func() any { b := make([]byte, largeBuf); return &b }}
 	ioPool    = sync.Pool{New: func() any { b := make([]byte, ioBuf); return &b }}
+	// Sized for typical messages; they grow once if a connection needs
+	// more and are then reused. Idle connections are the bulk of memory
+	// on a busy proxy, so nothing here is bigger than it has to be.
+	headerPool = sync.Pool{New: func() any {
+		return &headerArrays{req: make([]http1.Header, 0, 16), resp: make([]http1.Header, 0, 16)}
+	}}
 )
+
+// headerArrays are a connection's request and response header arrays
+// and its head-building buffers, given back while it is parked.
+type headerArrays struct {
+	req, resp []http1.Header
+	out, keep []byte
+}
 
 // conn is one client connection. Its buffers and request structure are
 // reused for every request on the connection.
@@ -39,7 +52,8 @@ type conn struct {
 	dl     lazyDeadline // client read/write deadlines
 	now    time.Time    // when the last client read returned
 
-	buf  *[]byte // read buffer: unread bytes are (*buf)[r:w]
+	buf  *[]byte       // read buffer: unread bytes are (*buf)[r:w]; nil while parked
+	hdrs *headerArrays // what req and resp.Headers came from; nil while parked
 	r, w int
 	big  bool // buf is a large pooled buffer
 
@@ -78,12 +92,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	if ap, err := netip.ParseAddrPort(nc.RemoteAddr().String()); err == nil {
 		c.client = ap.Addr().Unmap()
 	}
-	// Sized for typical messages; they grow once if a connection needs
-	// more and are then reused. Idle connections are the bulk of memory
-	// on a busy proxy (10,000 of them must cost < 20 KiB each), so
-	// nothing here is bigger than it has to be.
-	c.req.Headers = make([]http1.Header, 0, 16)
-	c.resp.Headers = make([]http1.Header, 0, 16)
+	c.getHeaders()
 	_, c.http2 = nc.(HTTP2Stream)
 	c.rs.Location = c
 	c.initRaw(nc)
@@ -96,9 +105,28 @@ func newConn(s *Server, nc net.Conn) *conn {
 type HTTP2Stream interface{ HTTP2() }
 
 func (c *conn) release() {
+	parking.drop(c)
 	c.nc.Close()
 	c.putBuf()
+	c.putHeaders()
 	c.srv.track(c, false)
+}
+
+func (c *conn) getHeaders() {
+	c.hdrs = headerPool.Get().(*headerArrays)
+	c.req.Headers, c.resp.Headers = c.hdrs.req[:0], c.hdrs.resp[:0]
+	c.out, c.keep = c.hdrs.out[:0], c.hdrs.keep[:0]
+}
+
+// putHeaders gives the header arrays back (as grown) between requests.
+func (c *conn) putHeaders() {
+	if c.hdrs == nil {
+		return
+	}
+	c.hdrs.req, c.hdrs.resp = c.req.Headers[:0], c.resp.Headers[:0]
+	c.hdrs.out, c.hdrs.keep = c.out[:0], c.keep[:0]
+	headerPool.Put(c.hdrs)
+	c.hdrs, c.req.Headers, c.resp.Headers, c.out, c.keep = nil, nil, nil, nil, nil
 }
 
 func (c *conn) putBuf() {
@@ -115,13 +143,15 @@ func (c *conn) putBuf() {
 
 // serve handles requests until the client or the proxy closes.
 func (c *conn) serve() {
+	if c.rawOn() && !c.srv.state.Load().Tunnel {
+		if !c.serveRaw() {
+			c.release()
+		}
+		return
+	}
 	defer c.release()
 	if st := c.srv.state.Load(); st.Tunnel {
 		c.serveTunnel(st)
-		return
-	}
-	if c.rawOn() {
-		c.serveRaw()
 		return
 	}
 	for {
@@ -188,6 +218,9 @@ func (c *conn) parseHead(st *Listener, first *time.Time) error {
 // prepareRead empties a fully consumed buffer and makes room at its end
 // for the next read.
 func (c *conn) prepareRead() {
+	if c.buf == nil {
+		c.buf, c.big = smallPool.Get().(*[]byte), false
+	}
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,8 @@ import (
 func main() {
 	lbd := flag.String("lbd", "bin/lbd", "lbd binary (lbctl is taken from the same directory)")
 	counts := flag.String("n", "1,100,1000,10000", "certificate counts")
-	hs := flag.Int("handshakes", 2000, "handshakes per name")
+	hs := flag.Int("handshakes", 1000, "handshakes per name and round")
+	reps := flag.Int("reps", 3, "rounds per name (the median is reported)")
 	port := flag.Int("port", 0, "listening port (0: a free one)")
 	flag.Parse()
 	fmt.Println("certs\tstart_ms\treload_ms\trss_kib\tper_cert_B\texact_us_cpu\twild_us_cpu\tdefault_us_cpu\tone_file_ms_cpu")
@@ -38,7 +40,7 @@ func main() {
 	for _, f := range strings.Split(*counts, ",") {
 		n, err := strconv.Atoi(f)
 		check(err)
-		r := run(*lbd, n, *hs, *port)
+		r := run(*lbd, n, *hs, *reps, *port)
 		per := "-"
 		if base < 0 {
 			base = r.rss
@@ -76,7 +78,7 @@ func writeCerts(dir string, n int) {
 	}
 }
 
-func run(lbd string, n, hs, port int) result {
+func run(lbd string, n, hs, reps, port int) result {
 	dir, err := os.MkdirTemp("", "certscale")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -107,12 +109,15 @@ func run(lbd string, n, hs, port int) result {
 	_, last := names(n - 1)
 	_, lastExact := names((n - 1) &^ 1)
 	pid := cmd.Process.Pid
-	r.exact = perHandshake(pid, addr, lastExact, hs)
-	r.wild = r.exact
-	if n > 1 {
-		r.wild = perHandshake(pid, addr, last, hs)
+	// Rounds interleave the names so drift from other load on the
+	// machine touches each alike.
+	var ex, wi, de []float64
+	for range reps {
+		ex = append(ex, perHandshake(pid, addr, lastExact, hs))
+		wi = append(wi, perHandshake(pid, addr, last, hs))
+		de = append(de, perHandshake(pid, addr, "", hs))
 	}
-	r.def = perHandshake(pid, addr, "", hs)
+	r.exact, r.wild, r.def = median(ex), median(wi), median(de)
 	t0 = time.Now()
 	out, err := exec.Command(filepath.Join(filepath.Dir(lbd), "lbctl"), "-s", sock, "reload").CombinedOutput()
 	if err != nil {
@@ -139,6 +144,11 @@ func writeOne(dir string, i int) {
 	tmp := filepath.Join(dir, "new.tmp")
 	check(os.WriteFile(tmp, append(c.CertPEM(), c.KeyPEM()...), 0o600))
 	check(os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("c%05d.pem", i))))
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // perHandshake is lbd's CPU per full handshake (no resumption) naming sni.
