@@ -119,11 +119,17 @@ func (c *conn) getHeaders() {
 }
 
 // putHeaders gives the header arrays back (as grown) between requests.
+// The parsed heads and the arrays' entries point into the read buffers:
+// cleared, so they keep no buffer (given back already) alive.
 func (c *conn) putHeaders() {
 	if c.hdrs == nil {
 		return
 	}
+	clear(c.req.Headers[:cap(c.req.Headers)])
+	clear(c.resp.Headers[:cap(c.resp.Headers)])
 	c.hdrs.req, c.hdrs.resp = c.req.Headers[:0], c.resp.Headers[:0]
+	c.req, c.resp = http1.Request{}, http1.Response{}
+	c.rs.Forget()
 	c.hdrs.out, c.hdrs.keep = c.out[:0], c.keep[:0]
 	headerPool.Put(c.hdrs)
 	c.hdrs, c.req.Headers, c.resp.Headers, c.out, c.keep = nil, nil, nil, nil, nil

@@ -45,11 +45,13 @@ type parker struct {
 
 // Many connections parking at once (a wave of clients going idle) leave
 // their buffers and stacks as free heap that Go returns to the system
-// only slowly; once the wave has settled the sweep hands it back, at
-// most every handBackEvery, and only when the parked count grew by
-// handBackMin and a quarter since.
+// only slowly; once the parked count has stayed the same for
+// handBackQuiet sweeps the sweep hands it back, at most every
+// handBackEvery, and only when the count grew by handBackMin and a
+// quarter since.
 const (
 	handBackMin   = 1000
+	handBackQuiet = 10 // a second
 	handBackEvery = 30 * time.Second
 )
 
@@ -119,7 +121,7 @@ func (p *parker) wake(fd uintptr) bool {
 func (p *parker) sweep() {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	prev := 0
+	prev, quiet := 0, 0
 	for now := range t.C {
 		p.mu.Lock()
 		parked := 0
@@ -139,9 +141,11 @@ func (p *parker) sweep() {
 			}
 		}
 		p.mu.Unlock()
-		settled := parked == prev
+		if quiet++; parked != prev {
+			quiet = 0
+		}
 		prev = parked
-		if grown := parked - p.handedAt; settled && grown >= handBackMin && grown >= parked/4 && now.Sub(p.lastHand) >= handBackEvery {
+		if grown := parked - p.handedAt; quiet >= handBackQuiet && grown >= handBackMin && grown >= parked/4 && now.Sub(p.lastHand) >= handBackEvery {
 			p.handedAt, p.lastHand = parked, now
 			// Two collections: the first only moves what sync.Pool holds
 			// (the buffers given back) to its victim cache.

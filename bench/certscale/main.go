@@ -10,6 +10,7 @@
 // rewrites one file and reports lbd's CPU for the incremental reload.
 //
 //	go run ./bench/certscale -lbd bin/lbd -n 1,100,1000,10000
+//	go run ./bench/certscale -lbd bin/lbd -paired 10000 -handshakes 200 -reps 10
 package main
 
 import (
@@ -34,7 +35,12 @@ func main() {
 	hs := flag.Int("handshakes", 1000, "handshakes per name and round")
 	reps := flag.Int("reps", 3, "rounds per name (the median is reported)")
 	port := flag.Int("port", 0, "listening port (0: a free one)")
+	pair := flag.Int("paired", 0, "instead: compare 1 and this many certificates side by side (rounds: -reps)")
 	flag.Parse()
+	if *pair > 0 {
+		paired(*lbd, *pair, *hs, *reps)
+		return
+	}
 	fmt.Println("certs\tstart_ms\treload_ms\trss_kib\tper_cert_B\texact_us_cpu\twild_us_cpu\tdefault_us_cpu\tone_file_ms_cpu")
 	base := -1
 	for _, f := range strings.Split(*counts, ",") {

@@ -41,6 +41,7 @@ func main() {
 	settle := flag.Duration("settle", 3*time.Second, "idle time before measuring")
 	perSource := flag.Int("per-source", 1000, "connections per source address")
 	workers := flag.Int("workers", 8, "connections opened in parallel")
+	later := flag.Duration("later", 0, "measure RSS again this long after the first measurement (0: not)")
 	flag.Parse()
 	raiseNoFile(uint64(*n)*2 + 1000)
 
@@ -76,6 +77,7 @@ func main() {
 	conns[0] = open(dial(addr, 0, *perSource))
 	time.Sleep(500 * time.Millisecond)
 	before := rssKiB(cmd.Process.Pid)
+	t0 := time.Now()
 	var wg sync.WaitGroup
 	for w := range *workers {
 		wg.Add(1)
@@ -87,11 +89,18 @@ func main() {
 		}()
 	}
 	wg.Wait()
+	opened := time.Since(t0)
 	time.Sleep(*settle)
 	after := rssKiB(cmd.Process.Pid)
 	per := float64(after-before) * 1024 / float64(*n)
-	fmt.Printf("proxy: %s\nidle connections: %d\nRSS before: %d KiB\nRSS after:  %d KiB\nper connection: %.0f bytes (%.1f KiB)\n",
-		*peer, *n, before, after, per, per/1024)
+	fmt.Printf("proxy: %s\nidle connections: %d (opened in %v)\nRSS before: %d KiB\nRSS after:  %d KiB (%v after the last connection)\nper connection: %.0f bytes (%.1f KiB)\n",
+		*peer, *n, opened.Round(time.Millisecond), before, after, *settle, per, per/1024)
+	if *later > 0 {
+		time.Sleep(*later)
+		after = rssKiB(cmd.Process.Pid)
+		per = float64(after-before) * 1024 / float64(*n)
+		fmt.Printf("RSS later:  %d KiB (%v after)\nper connection later: %.0f bytes (%.1f KiB)\n", after, *settle+*later, per, per/1024)
+	}
 	for _, c := range conns {
 		c.Close()
 	}
