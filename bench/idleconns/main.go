@@ -68,6 +68,7 @@ func main() {
 	}
 	cmd.Stderr = os.Stderr
 	check(cmd.Start())
+	proxyProcess = cmd.Process
 	defer cmd.Process.Kill()
 	addr := fmt.Sprintf("127.0.0.1:%d", p.port)
 	waitListen(addr)
@@ -144,17 +145,18 @@ func rssKiB(pid int) int {
 	return 0
 }
 
-// raiseNoFile lifts the open-file limit to n; as root the hard limit
-// too (up to fs.nr_open).
+// raiseNoFile lifts the open-file limit to n: the hard limit too when
+// the process may (root with CAP_SYS_RESOURCE), else up to it.
 func raiseNoFile(n uint64) {
 	var l syscall.Rlimit
 	check(syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l))
-	if l.Max < n && os.Geteuid() == 0 {
-		l.Max = n
+	if l.Max < n && syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}) == nil {
+		return
 	}
 	l.Cur = min(n, l.Max)
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		fmt.Fprintf(os.Stderr, "idleconns: raising the open-file limit to %d: %v\n", n, err)
+	check(syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l))
+	if l.Cur < n {
+		fmt.Fprintf(os.Stderr, "idleconns: open files limited to %d (hard limit; raising it was refused)\n", l.Cur)
 	}
 }
 
@@ -177,8 +179,14 @@ func waitListen(addr string) {
 	os.Exit(1)
 }
 
+// proxyProcess is killed when a check fails (os.Exit skips the defer).
+var proxyProcess *os.Process
+
 func check(err error) {
 	if err != nil {
+		if proxyProcess != nil {
+			proxyProcess.Kill()
+		}
 		fmt.Fprintln(os.Stderr, "idleconns:", err)
 		os.Exit(1)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 )
 
 // proxySpec is what every proxy's configuration says alike: listen on
@@ -31,10 +32,16 @@ func (p proxySpec) lbd(bin, listen string) *exec.Cmd {
 }
 
 // haproxy is Debian's HAProxy in one process (-db), HTTP mode, its
-// threads as many as the CPUs (its default, as lbd's GOMAXPROCS).
+// threads as many as the CPUs (its default, as lbd's GOMAXPROCS). Its
+// ulimit-n is the process's limit: HAProxy reserves two descriptors per
+// maxconn and refuses to start above the hard limit otherwise, though
+// idle client connections need one each.
 func (p proxySpec) haproxy() *exec.Cmd {
+	var l syscall.Rlimit
+	check(syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l))
 	cfg := fmt.Sprintf(`global
 	maxconn %d
+	ulimit-n %d
 defaults
 	mode http
 	timeout connect 5s
@@ -46,7 +53,7 @@ frontend f
 	default_backend b
 backend b
 	server s1 127.0.0.1:%d
-`, p.n+1000, p.client, p.client, p.port, p.backend)
+`, p.n+500, l.Max, p.client, p.client, p.port, p.backend)
 	return exec.Command("haproxy", "-db", "-f", p.write("haproxy.cfg", cfg))
 }
 
@@ -74,6 +81,14 @@ http {
 		location / { proxy_pass http://127.0.0.1:%d; }
 	}
 }
-`, 2*p.n+1000, p.dir, p.dir, 2*p.n+1000, p.client, p.dir, p.dir, p.dir, p.dir, p.dir, p.port, p.backend)
+`, p.fds(), p.dir, p.dir, p.fds(), p.client, p.dir, p.dir, p.dir, p.dir, p.dir, p.port, p.backend)
 	return exec.Command("nginx", "-p", p.dir, "-c", p.write("nginx.conf", cfg))
+}
+
+// fds is what nginx may open: twice the connections (client and
+// upstream sides), within the hard limit.
+func (p proxySpec) fds() uint64 {
+	var l syscall.Rlimit
+	check(syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l))
+	return min(uint64(2*p.n+1000), l.Max)
 }
