@@ -35,6 +35,10 @@ var (
 	}}
 )
 
+// statePool holds the request language's working state of connections
+// that are parked or gone.
+var statePool = sync.Pool{New: func() any { return new(rules.State) }}
+
 // headerArrays are a connection's request and response header arrays
 // and its head-building buffers, given back while it is parked.
 type headerArrays struct {
@@ -70,7 +74,7 @@ type conn struct {
 	http2 bool
 	// rs is the request language's working state; rwbuf and rwLines
 	// hold the forwarded head while request rules edit it (rules.go).
-	rs      rules.State
+	rs      *rules.State // pooled: nil while parked
 	rwbuf   []byte
 	rwLines [][]byte
 	// locSt is the listener of the response rs.Location (this conn)
@@ -94,7 +98,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.getHeaders()
 	_, c.http2 = nc.(HTTP2Stream)
-	c.rs.Location = c
 	c.initRaw(nc)
 	return c
 }
@@ -113,6 +116,8 @@ func (c *conn) release() {
 }
 
 func (c *conn) getHeaders() {
+	c.rs = statePool.Get().(*rules.State)
+	c.rs.Location = c
 	c.hdrs = headerPool.Get().(*headerArrays)
 	c.req.Headers, c.resp.Headers = c.hdrs.req[:0], c.hdrs.resp[:0]
 	c.out, c.keep = c.hdrs.out[:0], c.hdrs.keep[:0]
@@ -129,7 +134,12 @@ func (c *conn) putHeaders() {
 	clear(c.resp.Headers[:cap(c.resp.Headers)])
 	c.hdrs.req, c.hdrs.resp = c.req.Headers[:0], c.resp.Headers[:0]
 	c.req, c.resp = http1.Request{}, http1.Response{}
+	// The request language's state (1,400 bytes) is pooled too, cleared
+	// of everything the last request left in it.
 	c.rs.Forget()
+	c.rs.Location = nil
+	statePool.Put(c.rs)
+	c.rs = nil
 	c.hdrs.out, c.hdrs.keep = c.out[:0], c.keep[:0]
 	headerPool.Put(c.hdrs)
 	c.hdrs, c.req.Headers, c.resp.Headers, c.out, c.keep = nil, nil, nil, nil, nil

@@ -1,12 +1,19 @@
 package rules
 
+import "net/netip"
+
 // Forget drops what the state points to in the buffers of the request it
 // last served (header lines, submatch subjects, held values, the
-// exchange), keeping its own reusable storage: an idle connection then
-// keeps none of those buffers alive while it waits (package proxy parks
-// idle connections and gives their buffers back). Begin starts afresh
-// either way.
+// exchange) and what that request left (client, identity, script
+// session), keeping its own reusable storage: an idle connection then
+// keeps none of those buffers alive while it waits, and the state can
+// serve another connection (package proxy parks idle connections and
+// pools their buffers and state). Begin starts afresh either way.
 func (st *State) Forget() {
+	st.EndScripts()
+	st.Client, st.LogSuppress, st.RetryAfter, st.Dry = netip.Addr{}, 0, 0, false
+	st.jwt = st.jwt[:0]
+	st.arena = st.arena[:0]
 	st.Req.forget()
 	st.Resp.forget()
 	st.smq = [smqSize]submatch{}
