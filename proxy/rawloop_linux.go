@@ -141,7 +141,13 @@ func (c *conn) park() bool {
 	c.dl.read, c.raw.idleWait = 0, false
 	c.putBuf()
 	c.putHeaders()
-	return parking.park(c)
+	if parking.park(c) {
+		return true
+	}
+	// Not parked (epoll refused it): this goroutine goes on waiting, with
+	// its request state back. The read buffer comes back with the next read.
+	c.getHeaders()
+	return false
 }
 
 // resume serves a parked connection whose socket became readable.
