@@ -128,6 +128,9 @@ bench: build
 	bench/tls.sh
 	mkdir -p bench/out && OUT_MD=bench/out/syscalls-$$(date +%Y%m%d-%H%M%S).md bench/syscalls.sh
 	$(GO) run ./bench/idleconns -lbd $(BIN)/lbd -n 10000
+	for p in haproxy nginx; do if command -v $$p >/dev/null; then $(GO) run ./bench/idleconns -peer $$p -n 10000; else echo "bench: no $$p, idleconns -peer $$p skipped"; fi; done
+	$(GO) run ./bench/certscale -lbd $(BIN)/lbd -n 1,100,1000,10000
+	$(GO) run ./bench/certscale -lbd $(BIN)/lbd -paired 10000 -handshakes 200 -reps 10
 	bench/scale.sh lbd lbd $(BIN)/lbd
 	if command -v haproxy >/dev/null; then bench/scale.sh haproxy; else echo "bench: no haproxy, scale.sh haproxy skipped"; fi
 	if [ -n "$(POUND)" ]; then bench/scale.sh pound pound $(POUND); else echo "bench: POUND=path/to/pound not set, scale.sh pound skipped"; fi

@@ -64,7 +64,12 @@ func initBackendTable() {
 	t.add("HTTPS", "b?", func(_ *builder, be *Backend, _ *parser.Node, u []unit) { be.HTTPS = len(u) == 0 || boolArg(u[0]) })
 	t.add("Cert", "s", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		be.HTTPS = true
-		be.Cert = b.certFile(u[0].arg, b.resolve(u[0].arg.Text))
+		path := b.resolve(u[0].arg.Text)
+		c, msg := b.certFile(path, path)
+		if msg != "" {
+			b.errorf(u[0].arg.Span, "%s", msg)
+		}
+		be.Cert = c
 	})
 	t.add("ECDHCurve", "s", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		if b.curve(u[0].arg) {

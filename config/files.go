@@ -1,12 +1,17 @@
 package config
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"lbd/parser"
 )
@@ -100,19 +105,20 @@ func (b *builder) fileData(a parser.Arg) *FileData {
 	return &FileData{Path: path, Data: data}
 }
 
-// certFile loads one PEM file holding a certificate chain and its key.
-func (b *builder) certFile(a parser.Arg, path string) *CertFile {
+// certFile loads one PEM file holding a certificate chain and its key;
+// source is the Cert argument it came from (a file, directory or glob).
+// It only reads and parses, so certs can run it in parallel; a failure
+// is the message to report at the statement.
+func (b *builder) certFile(source, path string) (*CertFile, string) {
 	data, err := b.readRegular(path)
 	if err != nil {
-		b.errorf(a.Span, "can't open %s: %s", path, parser.ErrText(err))
-		return nil
+		return nil, fmt.Sprintf("can't open %s: %s", path, parser.ErrText(err))
 	}
 	cert, err := tls.X509KeyPair(data, data)
 	if err != nil {
-		b.errorf(a.Span, "%s: can't load certificate: %s", path, err.Error())
-		return nil
+		return nil, fmt.Sprintf("%s: can't load certificate: %s", path, err.Error())
 	}
-	return &CertFile{Path: path, Cert: cert}
+	return &CertFile{Path: path, Source: source, Sum: sha256.Sum256(data), Cert: cert}, ""
 }
 
 // certs loads a Cert argument: a file, a directory of files, or (Pound 4)
@@ -145,11 +151,37 @@ func (b *builder) certs(a parser.Arg) []*CertFile {
 		}
 	}
 	sort.Strings(names)
+	certs, errs := b.loadCerts(path, names)
 	var out []*CertFile
-	for _, nm := range names {
-		if c := b.certFile(a, nm); c != nil {
+	for i, c := range certs {
+		if errs[i] != "" {
+			b.errorf(a.Span, "%s", errs[i])
+		} else {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// loadCerts loads names on every core: a directory of 10,000
+// certificates is mostly key parsing (deriving an ECDSA public key) and
+// file system calls, and a reload waits for it. Results keep the order
+// of names.
+func (b *builder) loadCerts(source string, names []string) ([]*CertFile, []string) {
+	certs := make([]*CertFile, len(names))
+	errs := make([]string, len(names))
+	workers := min(runtime.GOMAXPROCS(0), (len(names)+63)/64)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
+				certs[i], errs[i] = b.certFile(source, names[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return certs, errs
 }

@@ -167,7 +167,14 @@ type FileData struct {
 // CertFile is one PEM certificate chain with its private key, parsed at
 // load time as Pound does.
 type CertFile struct {
-	Path string          `json:"path"`
+	Path string `json:"path"`
+	// Source is the Cert argument the file came from, resolved: the file
+	// itself, its directory or a glob; the certificate watcher re-reads
+	// what changes under it.
+	Source string `json:"-"`
+	// Sum is the SHA-256 of the file's bytes, so a watcher can tell a
+	// changed file without keeping its content.
+	Sum  [32]byte        `json:"-"`
 	Cert tls.Certificate `json:"-"`
 }
 

@@ -1,14 +1,9 @@
 package listener
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
-	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // certSet is an immutable snapshot of a listener's certificates with its
@@ -140,122 +135,4 @@ func (s *certSet) first(hello *tls.ClientHelloInfo, idx []int) *tls.Certificate 
 		}
 	}
 	return nil
-}
-
-// certStore holds a listener's certificates and reloads single files
-// when they change on disk. A file that does not load keeps its
-// previous certificate: a half-written or mismatched file must never
-// take a site down.
-type certStore struct {
-	set atomic.Pointer[certSet]
-
-	mu    sync.Mutex // serialises reloads
-	paths []string   // file of each certificate, config order
-	data  [][]byte   // bytes last loaded from each file
-	// zproxy selects zproxy's SNI matching (see certSet).
-	zproxy bool
-	// auto supplies the automatic certificates, asked first (nil: none).
-	auto Automatic
-}
-
-// newCertStore starts from the certificates the configuration loaded.
-func newCertStore(paths []string, certs []tls.Certificate, zproxy bool) *certStore {
-	st := &certStore{paths: paths, data: make([][]byte, len(paths)), zproxy: zproxy}
-	ptrs := make([]*tls.Certificate, len(certs))
-	for i := range certs {
-		c := certs[i]
-		if c.Leaf == nil && len(c.Certificate) > 0 {
-			// The configuration parsed it already; a nil Leaf only
-			// leaves the certificate out of the name index.
-			c.Leaf, _ = x509.ParseCertificate(c.Certificate[0])
-		}
-		ptrs[i] = &c
-		// Unreadable now, nil: the next reload reads it again and
-		// replaces the certificate only if the file then loads.
-		st.data[i], _ = os.ReadFile(paths[i])
-	}
-	st.set.Store(newCertSet(ptrs, zproxy))
-	return st
-}
-
-// getCertificate is the tls.Config hook.
-func (st *certStore) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-	if st.auto != nil {
-		if c, err := st.auto.Certificate(hello); c != nil || err != nil {
-			return c, err
-		}
-	}
-	s := st.set.Load()
-	if len(s.certs) == 0 {
-		if st.auto != nil {
-			if c := st.auto.Fallback(hello); c != nil {
-				return c, nil
-			}
-		}
-		return nil, errNoCert
-	}
-	return s.pick(hello), nil
-}
-
-var errNoCert = errors.New("no certificate")
-
-// reloaded is the outcome for one certificate file whose content
-// changed: Err says why its previous certificate was kept.
-type reloaded struct {
-	Path    string
-	Subject string
-	Err     error
-}
-
-// Reload re-reads the certificate files under dir ("" = all) and swaps
-// in those whose content changed and loads.
-func (st *certStore) Reload(dir string) []reloaded {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	old := st.set.Load()
-	certs := append([]*tls.Certificate(nil), old.certs...)
-	var out []reloaded
-	changed := false
-	for i, p := range st.paths {
-		if dir != "" && !underDir(p, dir) {
-			continue
-		}
-		data, err := os.ReadFile(p)
-		if err == nil && bytes.Equal(data, st.data[i]) {
-			continue
-		}
-		c, err := loadCert(data, err)
-		if err != nil {
-			out = append(out, reloaded{Path: p, Err: err})
-			continue
-		}
-		st.data[i], certs[i], changed = data, c, true
-		out = append(out, reloaded{Path: p, Subject: c.Leaf.Subject.String()})
-	}
-	if changed {
-		st.set.Store(newCertSet(certs, st.zproxy))
-	}
-	return out
-}
-
-// loadCert validates a PEM chain with its key as Pound requires of a
-// Cert file: it must parse and the key must match the leaf.
-func loadCert(data []byte, readErr error) (*tls.Certificate, error) {
-	if readErr != nil {
-		return nil, readErr
-	}
-	c, err := tls.X509KeyPair(data, data)
-	if err != nil {
-		return nil, err
-	}
-	if c.Leaf == nil {
-		if c.Leaf, err = x509.ParseCertificate(c.Certificate[0]); err != nil {
-			return nil, err
-		}
-	}
-	return &c, nil
-}
-
-func underDir(path, dir string) bool {
-	return strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }

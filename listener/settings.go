@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -53,18 +52,7 @@ func newSettings(cfg *config.Config, l *config.Listener, auto Automatic) (*setti
 	if l.ErrNoSSL != nil || cfg.Dialect == config.DialectZproxy {
 		s.nossl = proxy.NoSSLReply(l.ErrNoSSL)
 	}
-	paths := make([]string, len(t.Certs))
-	certs := make([]tls.Certificate, len(t.Certs))
-	for i, c := range t.Certs {
-		// Absolute, as reloads match it against a directory; Abs fails
-		// only without a working directory, and then the path stays.
-		paths[i] = c.Path
-		if p, err := filepath.Abs(c.Path); err == nil {
-			paths[i] = p
-		}
-		certs[i] = c.Cert
-	}
-	s.store = newCertStore(paths, certs, cfg.Dialect == config.DialectZproxy)
+	s.store = newCertStore(t.Certs, cfg.Dialect == config.DialectZproxy)
 	s.store.auto = auto
 	tc, err := serverConfig(t, s.store)
 	if err != nil {

@@ -28,7 +28,24 @@ var (
 	smallPool = sync.Pool{New: func() any { b := make([]byte, smallBuf); return &b }}
 	largePool = sync.Pool{New: func() any { b := make([]byte, largeBuf); return &b }}
 	ioPool    = sync.Pool{New: func() any { b := make([]byte, ioBuf); return &b }}
+	// Sized for typical messages; they grow once if a connection needs
+	// more and are then reused. Idle connections are the bulk of memory
+	// on a busy proxy, so nothing here is bigger than it has to be.
+	headerPool = sync.Pool{New: func() any {
+		return &headerArrays{req: make([]http1.Header, 0, 16), resp: make([]http1.Header, 0, 16)}
+	}}
 )
+
+// statePool holds the request language's working state of connections
+// that are parked or gone.
+var statePool = sync.Pool{New: func() any { return new(rules.State) }}
+
+// headerArrays are a connection's request and response header arrays
+// and its head-building buffers, given back while it is parked.
+type headerArrays struct {
+	req, resp []http1.Header
+	out, keep []byte
+}
 
 // conn is one client connection. Its buffers and request structure are
 // reused for every request on the connection.
@@ -40,7 +57,8 @@ type conn struct {
 	dl     lazyDeadline // client read/write deadlines
 	now    time.Time    // when the last client read returned
 
-	buf  *[]byte // read buffer: unread bytes are (*buf)[r:w]
+	buf  *[]byte       // read buffer: unread bytes are (*buf)[r:w]; nil while parked
+	hdrs *headerArrays // what req and resp.Headers came from; nil while parked
 	r, w int
 	big  bool // buf is a large pooled buffer
 
@@ -59,7 +77,7 @@ type conn struct {
 	h2x *h2Exchange
 	// rs is the request language's working state; rwbuf and rwLines
 	// hold the forwarded head while request rules edit it (rules.go).
-	rs      rules.State
+	rs      *rules.State // pooled: nil while parked
 	rwbuf   []byte
 	rwLines [][]byte
 	// locSt is the listener of the response rs.Location (this conn)
@@ -86,14 +104,8 @@ func newConn(s *Server, nc net.Conn) *conn {
 	if ap, err := netip.ParseAddrPort(nc.RemoteAddr().String()); err == nil {
 		c.client = ap.Addr().Unmap()
 	}
-	// Sized for typical messages; they grow once if a connection needs
-	// more and are then reused. Idle connections are the bulk of memory
-	// on a busy proxy (10,000 of them must cost < 20 KiB each), so
-	// nothing here is bigger than it has to be.
-	c.req.Headers = make([]http1.Header, 0, 16)
-	c.resp.Headers = make([]http1.Header, 0, 16)
+	c.getHeaders()
 	_, c.http2 = nc.(HTTP2Stream)
-	c.rs.Location = c
 	c.initRaw(nc)
 	return c
 }
@@ -104,9 +116,41 @@ func newConn(s *Server, nc net.Conn) *conn {
 type HTTP2Stream interface{ HTTP2() }
 
 func (c *conn) release() {
+	parking.drop(c)
 	c.nc.Close()
 	c.putBuf()
+	c.putHeaders()
 	c.srv.track(c, false)
+}
+
+func (c *conn) getHeaders() {
+	c.rs = statePool.Get().(*rules.State)
+	c.rs.Location = c
+	c.hdrs = headerPool.Get().(*headerArrays)
+	c.req.Headers, c.resp.Headers = c.hdrs.req[:0], c.hdrs.resp[:0]
+	c.out, c.keep = c.hdrs.out[:0], c.hdrs.keep[:0]
+}
+
+// putHeaders gives the header arrays back (as grown) between requests.
+// The parsed heads and the arrays' entries point into the read buffers:
+// cleared, so they keep no buffer (given back already) alive.
+func (c *conn) putHeaders() {
+	if c.hdrs == nil {
+		return
+	}
+	clear(c.req.Headers[:cap(c.req.Headers)])
+	clear(c.resp.Headers[:cap(c.resp.Headers)])
+	c.hdrs.req, c.hdrs.resp = c.req.Headers[:0], c.resp.Headers[:0]
+	c.req, c.resp = http1.Request{}, http1.Response{}
+	// The request language's state (1,400 bytes) is pooled too, cleared
+	// of everything the last request left in it.
+	c.rs.Forget()
+	c.rs.Location = nil
+	statePool.Put(c.rs)
+	c.rs = nil
+	c.hdrs.out, c.hdrs.keep = c.out[:0], c.keep[:0]
+	headerPool.Put(c.hdrs)
+	c.hdrs, c.req.Headers, c.resp.Headers, c.out, c.keep = nil, nil, nil, nil, nil
 }
 
 func (c *conn) putBuf() {
@@ -123,13 +167,15 @@ func (c *conn) putBuf() {
 
 // serve handles requests until the client or the proxy closes.
 func (c *conn) serve() {
+	if c.rawOn() && !c.srv.state.Load().Tunnel {
+		if !c.serveRaw() {
+			c.release()
+		}
+		return
+	}
 	defer c.release()
 	if st := c.srv.state.Load(); st.Tunnel {
 		c.serveTunnel(st)
-		return
-	}
-	if c.rawOn() {
-		c.serveRaw()
 		return
 	}
 	for {
@@ -196,6 +242,9 @@ func (c *conn) parseHead(st *Listener, first *time.Time) error {
 // prepareRead empties a fully consumed buffer and makes room at its end
 // for the next read.
 func (c *conn) prepareRead() {
+	if c.buf == nil {
+		c.buf, c.big = smallPool.Get().(*[]byte), false
+	}
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	}

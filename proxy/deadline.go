@@ -33,6 +33,18 @@ func (d *lazyDeadline) forRead(c deadliner, now time.Time, timeout time.Duration
 	}
 }
 
+// forIdle sets c's read deadline to after from now, unless the one in
+// force already ends between 3/4 of that and that (so a busy connection
+// rarely resets it); a later or earlier one (the Client timeout's) is
+// replaced.
+func (d *lazyDeadline) forIdle(c deadliner, now time.Time, after time.Duration) {
+	n := now.UnixNano()
+	if left := d.read - n; left > int64(after) || left < int64(after)*3/4 {
+		d.read = n + int64(after)
+		c.SetReadDeadline(time.Unix(0, d.read))
+	}
+}
+
 // forWrite makes sure c's write deadline is about timeout from now.
 func (d *lazyDeadline) forWrite(c deadliner, now time.Time, timeout time.Duration) {
 	if t, ok := due(&d.write, now, timeout); ok {

@@ -297,7 +297,7 @@ func (c *conn) editGenerated(st *Listener, page []byte) []byte {
 		m.Lines = append(m.Lines, line)
 	}
 	c.locSt = st
-	if err := e.Resp.Rewrite(&c.rs, m); err != nil {
+	if err := e.Resp.Rewrite(c.rs, m); err != nil {
 		st.diag(err)
 		return page
 	}

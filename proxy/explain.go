@@ -68,7 +68,7 @@ func (s *Server) Explain(q explain.Query, index int) (*explain.Route, error) {
 	c := &conn{srv: s, buf: &buf, w: len(raw), now: time.Now(), client: client,
 		nc: dryConn{local: local, remote: net.TCPAddrFromAddrPort(netip.AddrPortFrom(client, 40000))}}
 	c.req.Headers = make([]http1.Header, 0, 16)
-	c.rs.Dry = true // a Lua function may do anything: none runs
+	c.rs = &rules.State{Dry: true} // a Lua function may do anything: none runs
 	x := &explainer{c: c, st: st, seed: querySeed(q), r: &explain.Route{Checks: []explain.Check{}, Services: []explain.Service{}}}
 	x.r.Listener = explain.Listener{Index: index, Address: local.String(), Protocol: st.Scheme, Dialect: string(st.Dialect)}
 	if st.Cfg != nil {
@@ -141,11 +141,11 @@ func (x *explainer) run(enabled bool) {
 	}
 	x.check("request allowed (xHTTP, CheckURL, MaxRequest)", true, "")
 	c.rs.Begin(c.client, st.Detached)
-	service.LoadRequest(&c.rs, &c.req, c.head())
+	service.LoadRequest(c.rs, &c.req, c.head())
 	if len(st.Combine) > 0 {
 		c.rs.Combine(&c.rs.Req, st.Combine)
 	}
-	svc, traces, err := st.Router.RouteTrace(&c.rs)
+	svc, traces, err := st.Router.RouteTrace(c.rs)
 	x.r.Services = x.markGlobal(traces)
 	if x.luaDecides(err) {
 		return
@@ -280,7 +280,7 @@ func (x *explainer) forward(svc *service.Service) {
 // rewrite is the dry run's programRunner: it traces each program's
 // steps, and keeps the error that stopped them.
 func (x *explainer) rewrite(p *rules.Program, m *rules.Message) error {
-	steps, err := p.RewriteTrace(&x.c.rs, m)
+	steps, err := p.RewriteTrace(x.c.rs, m)
 	x.r.Rewrites = append(x.r.Rewrites, steps...)
 	if err != nil {
 		x.err = err

@@ -71,9 +71,9 @@ func (c *conn) ruledPath(st *Listener, svc *service.Service) ([]byte, bool) {
 		return c.req.Path, true
 	}
 	m := &c.rs.Req
-	err := st.ReqRules.Rewrite(&c.rs, m)
+	err := st.ReqRules.Rewrite(c.rs, m)
 	if err == nil {
-		err = svc.ReqRules.Rewrite(&c.rs, m)
+		err = svc.ReqRules.Rewrite(c.rs, m)
 	}
 	if err != nil {
 		st.diag(err)

@@ -102,8 +102,8 @@ func (f *fixture) conn(t testing.TB, client, raw string) *conn {
 	c.w = copy(*c.buf, raw)
 	if err := http1.ParseRequestHead((*c.buf)[:c.w], &c.req, &f.st.Limits); err == nil {
 		c.rs.Begin(c.client, f.st.Detached)
-		service.LoadRequest(&c.rs, &c.req, c.head())
-		svc, err := f.st.Router.Route(&c.rs)
+		service.LoadRequest(c.rs, &c.req, c.head())
+		svc, err := f.st.Router.Route(c.rs)
 		if err != nil {
 			t.Fatal(err)
 		}

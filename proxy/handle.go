@@ -113,11 +113,11 @@ func (c *conn) serveRequest(st *Listener) bool {
 			return ok
 		}
 	}
-	service.LoadRequest(&c.rs, req, c.head())
+	service.LoadRequest(c.rs, req, c.head())
 	if len(st.Combine) > 0 {
 		c.rs.Combine(&c.rs.Req, st.Combine)
 	}
-	svc, err := st.Router.Route(&c.rs)
+	svc, err := st.Router.Route(c.rs)
 	if err != nil {
 		st.diag(err)
 		return c.fail(st, 500)

@@ -130,7 +130,7 @@ func (c *conn) resend(st *Listener, svc *service.Service) (next *service.Service
 			break
 		}
 		var err error
-		if next, err = st.Router.Route(&c.rs); err != nil {
+		if next, err = st.Router.Route(c.rs); err != nil {
 			st.diag(err)
 			return nil, false, c.fail(st, 500)
 		}
@@ -216,7 +216,7 @@ func (c *conn) luaBackend(st *Listener, svc *service.Service) bool {
 	// pair's edits are for forwarding: the request goes nowhere).
 	err := c.runRequestPrograms(nil, st.ReqRules, svc.ReqRules)
 	if err == nil {
-		err = svc.Lua.Run(&c.rs)
+		err = svc.Lua.Run(c.rs)
 	}
 	if err == nil && (x.Status < 100 || x.Status > 599) {
 		err = fmt.Errorf("%s: Lua backend %s set no response code (http.resp.code)", svc.Special.Pos, svc.Lua.Func())

@@ -3,6 +3,7 @@
 package proxy
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -45,6 +46,16 @@ type rawLoop struct {
 	// not read (the read lock is held), and writeClient may use fd.
 	inside bool
 	fd     uintptr
+	// Parking (park_linux.go). sock is the socket's descriptor; slot
+	// (index+1, 0 none) its place in the parker; armed: in the epoll
+	// set; parked: waiting there (parking.mu guards parked, swept,
+	// armed and ev); swept: its Client timeout has shut it down;
+	// idleWait: the read deadline in force is parkAfter's.
+	sock                 int
+	slot                 int32
+	armed, parked, swept bool
+	idleWait             bool
+	ev                   syscall.EpollEvent
 }
 
 type rawNext uint8
@@ -61,12 +72,17 @@ func (c *conn) initRaw(nc net.Conn) {
 		return // TLS, HTTP/2 streams, no TCP_INQ: net.Conn as ever
 	}
 	c.raw.rc, c.raw.fn = rc, c.rawStep
+	c.raw.sock = -1
+	// Control fails only on a closed socket, which then never parks.
+	rc.Control(func(fd uintptr) { c.raw.sock = int(fd) })
 }
 
 func (c *conn) rawOn() bool { return c.raw.fn != nil }
 
-// serveRaw is serve's request loop on the raw loop.
-func (c *conn) serveRaw() {
+// serveRaw is serve's request loop on the raw loop. It returns true when
+// the connection was parked (it is then no longer this goroutine's),
+// false when it is finished and to be released.
+func (c *conn) serveRaw() (parked bool) {
 	l := &c.raw
 	for {
 		l.inq, l.err, l.next = 1, nil, rawDone
@@ -74,18 +90,71 @@ func (c *conn) serveRaw() {
 		if err == nil {
 			err = l.err
 		}
+		if err != nil && c.parkable(err) {
+			if c.park() {
+				return true
+			}
+			continue
+		}
 		if err != nil {
 			c.idle.Store(false)
 			c.headError(c.srv.state.Load(), err)
-			return
+			return false
 		}
 		if l.next == rawDone {
-			return
+			return false
 		}
 		if !c.handle(c.srv.state.Load()) {
-			return
+			return false
 		}
 		c.shrink()
+	}
+}
+
+// waitDeadline sets the read deadline before the loop waits: parkAfter
+// when the connection is between requests and may be parked, else the
+// Client timeout.
+func (c *conn) waitDeadline(st *Listener) {
+	l := &c.raw
+	l.idleWait = c.r == c.w && l.sock >= 0 && st.Client > parkAfter && parking.ready()
+	if l.idleWait {
+		c.dl.forIdle(c.nc, c.now, parkAfter)
+		return
+	}
+	c.dl.forRead(c.nc, c.now, st.Client)
+}
+
+// parkable: the wait between requests ended at parkAfter's deadline, not
+// at the Client timeout.
+func (c *conn) parkable(err error) bool {
+	return c.raw.idleWait && c.r == c.w && errors.Is(err, os.ErrDeadlineExceeded) &&
+		time.Since(c.now) < c.srv.state.Load().Client
+}
+
+// park gives back the read buffer and the header arrays and leaves the
+// connection to the parker; false: it stays with this goroutine.
+func (c *conn) park() bool {
+	// An expired deadline would fail the next RawConn.Read at once; the
+	// parker's sweep enforces the Client timeout meanwhile. Clearing it
+	// cannot fail on an open socket, and an error would show there.
+	c.nc.SetReadDeadline(time.Time{})
+	c.dl.read, c.raw.idleWait = 0, false
+	c.putBuf()
+	c.putHeaders()
+	if parking.park(c) {
+		return true
+	}
+	// Not parked (epoll refused it): this goroutine goes on waiting, with
+	// its request state back. The read buffer comes back with the next read.
+	c.getHeaders()
+	return false
+}
+
+// resume serves a parked connection whose socket became readable.
+func (c *conn) resume() {
+	c.getHeaders()
+	if !c.serveRaw() {
+		c.release()
 	}
 }
 
@@ -131,7 +200,7 @@ func (c *conn) rawStep(fd uintptr) bool {
 		if l.inq == 0 {
 			// Nothing was left behind: what comes next raises an edge.
 			l.inq = 1
-			c.dl.forRead(c.nc, c.now, st.Client)
+			c.waitDeadline(st)
 			return false
 		}
 		if !c.rawRead(fd, st) {
@@ -151,7 +220,7 @@ func (c *conn) rawRead(fd uintptr, st *Listener) bool {
 	}
 	n, inq, err := l.rd.Read(fd, (*c.buf)[c.w:])
 	if err == syscall.EAGAIN {
-		c.dl.forRead(c.nc, c.now, st.Client)
+		c.waitDeadline(st)
 		return false
 	}
 	c.now = time.Now()

@@ -14,7 +14,14 @@ func (c *conn) initRaw(net.Conn) {}
 
 func (c *conn) rawOn() bool { return false }
 
-func (c *conn) serveRaw() {}
+func (c *conn) serveRaw() (parked bool) { return false }
+
+// parker: connections are parked on Linux only (park_linux.go).
+type parker struct{}
+
+var parking parker
+
+func (parker) drop(*conn) {}
 
 // interrupt ends the connection from another goroutine.
 func (c *conn) interrupt() { c.nc.Close() }

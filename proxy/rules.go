@@ -64,7 +64,7 @@ func (c *conn) runRequestPrograms(run programRunner, progs ...*rules.Program) er
 		if run != nil {
 			err = run(p, m)
 		} else {
-			err = p.Rewrite(&c.rs, m)
+			err = p.Rewrite(c.rs, m)
 		}
 		if err != nil {
 			return err
@@ -253,14 +253,14 @@ func (c *conn) ruledResponseLines(st *Listener, e *HeaderEdits, lines [][]byte) 
 	m.Lines = append(m.Lines, lines...)
 	var err error
 	if c.ex.svc != nil {
-		err = c.ex.svc.RespRules.Rewrite(&c.rs, m)
+		err = c.ex.svc.RespRules.Rewrite(c.rs, m)
 	}
 	if err == nil {
-		err = st.RespRules.Rewrite(&c.rs, m)
+		err = st.RespRules.Rewrite(c.rs, m)
 	}
 	if err == nil {
 		c.locSt = st
-		err = e.Resp.Rewrite(&c.rs, m)
+		err = e.Resp.Rewrite(c.rs, m)
 	}
 	return err
 }

@@ -68,7 +68,9 @@ func newLoopbackServer(t *testing.T) (*Server, net.Listener, func()) {
 }
 
 func TestServeAndShutdownLeaveNoGoroutines(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	// The idle-connection parker lives as long as the process.
+	defer goleak.VerifyNone(t, goleak.IgnoreAnyFunction("lbd/proxy.(*parker).loop"),
+		goleak.IgnoreAnyFunction("lbd/proxy.(*parker).sweep"))
 	srv, ln, cleanup := newLoopbackServer(t)
 	tr := &http.Transport{}
 	client := &http.Client{Transport: tr}

@@ -1,14 +1,19 @@
 //go:build linux
 
 // Command idleconns measures what idle client keep-alive connections cost
-// lbd: it starts lbd and a backend, opens N connections (from several
-// 127.0.0.x source addresses), sends one request on each, keeps them
-// open and idle, and reports lbd's RSS growth per connection. With -h2
-// the connections are HTTP/2 over TLS (ListenHTTPS, ALPN h2), each with
-// one finished stream.
+// a proxy: it starts lbd (or HAProxy, or nginx, with -peer) and a
+// backend, opens N connections from source addresses spread over
+// 127.0.0.0/8 (so ephemeral ports never run out), sends one request on
+// each, keeps them open and idle, and reports the proxy's RSS growth per
+// connection. With -h2 the connections are HTTP/2 over TLS (lbd only:
+// ListenHTTPS, ALPN h2), each with one finished stream.
 //
 //	go run ./bench/idleconns -lbd bin/lbd -n 10000
 //	go run ./bench/idleconns -lbd bin/lbd -n 10000 -h2
+//	go run ./bench/idleconns -peer haproxy -n 100000
+//
+// Run as root for N near or above the hard limit of open files: it
+// raises the limit (both for itself and, inherited, for the proxy).
 package main
 
 import (
@@ -20,67 +25,94 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 func main() {
 	lbd := flag.String("lbd", "bin/lbd", "lbd binary")
+	peer := flag.String("peer", "lbd", "proxy to measure: lbd, haproxy or nginx")
 	n := flag.Int("n", 10000, "idle connections")
-	useH2 := flag.Bool("h2", false, "HTTP/2 over TLS instead of HTTP/1.1")
-	client := flag.Int("client", 600, "lbd's Client timeout, seconds")
-	settle := flag.Duration("settle", 2*time.Second, "idle time before measuring")
+	useH2 := flag.Bool("h2", false, "HTTP/2 over TLS instead of HTTP/1.1 (lbd only)")
+	client := flag.Int("client", 600, "the proxy's client idle timeout, seconds")
+	settle := flag.Duration("settle", 3*time.Second, "idle time before measuring")
+	perSource := flag.Int("per-source", 1000, "connections per source address")
+	workers := flag.Int("workers", 8, "connections opened in parallel")
+	later := flag.Duration("later", 0, "measure RSS again this long after the first measurement (0: not)")
 	flag.Parse()
 	raiseNoFile(uint64(*n)*2 + 1000)
 
 	be, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)
 	go http.Serve(be, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	port := freePort()
 	dir, err := os.MkdirTemp("", "idleconns")
 	check(err)
 	defer os.RemoveAll(dir)
-	_, bport, _ := net.SplitHostPort(be.Addr().String()) // a TCPAddr's form always splits
-	listen := "ListenHTTP"
+	p := proxySpec{dir: dir, port: freePort(), backend: be.Addr().(*net.TCPAddr).Port, client: *client, n: *n}
 	open := request
-	if *useH2 {
-		listen = "ListenHTTPS\n Cert \"" + writeCert(dir) + "\""
-		open = requestH2
+	var cmd *exec.Cmd
+	switch {
+	case *peer == "lbd" && *useH2:
+		cmd, open = p.lbd(*lbd, "ListenHTTPS\n Cert \""+writeCert(dir)+"\""), requestH2
+	case *peer == "lbd":
+		cmd = p.lbd(*lbd, "ListenHTTP")
+	case *peer == "haproxy":
+		cmd = p.haproxy()
+	case *peer == "nginx":
+		cmd = p.nginx()
+	default:
+		check(fmt.Errorf("unknown -peer %q", *peer))
 	}
-	cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nClient %d\n%s\n Address 127.0.0.1\n Port %d\n Service\n  BackEnd\n   Address 127.0.0.1\n   Port %s\n  End\n End\nEnd\n", *client, listen, port, bport)
-	path := filepath.Join(dir, "lbd.cfg")
-	check(os.WriteFile(path, []byte(cfg), 0o644))
-	cmd := exec.Command(*lbd, "-F", "-f", path)
 	cmd.Stderr = os.Stderr
 	check(cmd.Start())
+	proxyProcess = cmd.Process
 	defer cmd.Process.Kill()
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr := fmt.Sprintf("127.0.0.1:%d", p.port)
 	waitListen(addr)
 
 	// Warm up: one connection, one request, so pools and code pages exist.
-	conns := []net.Conn{open(dial(addr, 0))}
+	conns := make([]net.Conn, *n+1)
+	conns[0] = open(dial(addr, 0, *perSource))
 	time.Sleep(500 * time.Millisecond)
 	before := rssKiB(cmd.Process.Pid)
-	for i := 1; i <= *n; i++ {
-		conns = append(conns, open(dial(addr, i)))
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	for w := range *workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 1 + w; i <= *n; i += *workers {
+				conns[i] = open(dial(addr, i, *perSource))
+			}
+		}()
 	}
+	wg.Wait()
+	opened := time.Since(t0)
 	time.Sleep(*settle)
 	after := rssKiB(cmd.Process.Pid)
 	per := float64(after-before) * 1024 / float64(*n)
-	fmt.Printf("idle connections: %d\nlbd RSS before: %d KiB\nlbd RSS after:  %d KiB\nper connection: %.0f bytes (%.1f KiB)\n",
-		*n, before, after, per, per/1024)
+	fmt.Printf("proxy: %s\nidle connections: %d (opened in %v)\nRSS before: %d KiB\nRSS after:  %d KiB (%v after the last connection)\nper connection: %.0f bytes (%.1f KiB)\n",
+		*peer, *n, opened.Round(time.Millisecond), before, after, *settle, per, per/1024)
+	if *later > 0 {
+		time.Sleep(*later)
+		after = rssKiB(cmd.Process.Pid)
+		per = float64(after-before) * 1024 / float64(*n)
+		fmt.Printf("RSS later:  %d KiB (%v after)\nper connection later: %.0f bytes (%.1f KiB)\n", after, *settle+*later, per, per/1024)
+	}
 	for _, c := range conns {
 		c.Close()
 	}
 }
 
-// dial connects from 127.0.0.(2 + i/20000) so ephemeral ports suffice.
-func dial(addr string, i int) net.Conn {
-	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i/20000))}
-	d := net.Dialer{LocalAddr: local, Timeout: 5 * time.Second}
+// dial connects connection i from source address 127.a.b.7, a new
+// address every perSource connections, so ephemeral ports suffice.
+func dial(addr string, i, perSource int) net.Conn {
+	k := i / perSource
+	local := &net.TCPAddr{IP: net.IPv4(127, byte(10+k/250), byte(1+k%250), 7)}
+	d := net.Dialer{LocalAddr: local, Timeout: 10 * time.Second}
 	c, err := d.Dial("tcp", addr)
 	check(err)
 	return c
@@ -93,6 +125,9 @@ func request(c net.Conn) net.Conn {
 	check(err)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		check(fmt.Errorf("status %s", resp.Status))
+	}
 	return c
 }
 
@@ -110,12 +145,18 @@ func rssKiB(pid int) int {
 	return 0
 }
 
+// raiseNoFile lifts the open-file limit to n: the hard limit too when
+// the process may (root with CAP_SYS_RESOURCE), else up to it.
 func raiseNoFile(n uint64) {
 	var l syscall.Rlimit
-	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l)
+	check(syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l))
+	if l.Max < n && syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}) == nil {
+		return
+	}
+	l.Cur = min(n, l.Max)
+	check(syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l))
 	if l.Cur < n {
-		l.Cur = min(n, l.Max)
-		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+		fmt.Fprintf(os.Stderr, "idleconns: open files limited to %d (hard limit; raising it was refused)\n", l.Cur)
 	}
 }
 
@@ -127,19 +168,25 @@ func freePort() int {
 }
 
 func waitListen(addr string) {
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 400; i++ {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
 			return
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	fmt.Fprintln(os.Stderr, "lbd did not start")
+	fmt.Fprintln(os.Stderr, "the proxy did not start")
 	os.Exit(1)
 }
 
+// proxyProcess is killed when a check fails (os.Exit skips the defer).
+var proxyProcess *os.Process
+
 func check(err error) {
 	if err != nil {
+		if proxyProcess != nil {
+			proxyProcess.Kill()
+		}
 		fmt.Fprintln(os.Stderr, "idleconns:", err)
 		os.Exit(1)
 	}

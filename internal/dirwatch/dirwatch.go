@@ -5,7 +5,9 @@
 package dirwatch
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +24,10 @@ type Options struct {
 	Key func(ev fsnotify.Event) string
 	// Fire is called with each changed key once things are quiet.
 	Fire func(key string)
+	// FireAll, when set instead of Fire, is called once with every
+	// changed key (sorted): a burst touching many files is then one
+	// reload, not one per file.
+	FireAll func(keys []string)
 	// Err reports a watcher error.
 	Err func(error)
 }
@@ -82,6 +88,12 @@ func (dw *Watcher) loop() {
 			}
 			dw.o.Err(err)
 		case <-timer.C:
+			if dw.o.FireAll != nil {
+				keys := slices.Sorted(maps.Keys(pending))
+				clear(pending)
+				dw.o.FireAll(keys)
+				continue
+			}
 			for k := range pending {
 				dw.o.Fire(k)
 				delete(pending, k)
