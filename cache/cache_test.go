@@ -513,3 +513,26 @@ func TestValidatedReplaceIsAtomic(t *testing.T) {
 		t.Fatalf("after the replacements: %+v, want one stored response", e)
 	}
 }
+
+// TestUpstreamCacheStatusKept: a hit keeps the Cache-Status members of
+// the caches behind lbd and adds lbd's after them (RFC 9211 §2: the
+// chain is read from the origin outwards).
+func TestUpstreamCacheStatusKept(t *testing.T) {
+	c := newCache(t, Config{})
+	c.now = func() time.Time { return epoch }
+	upstream := resp200("Cache-Control: max-age=60", "Cache-Status: origin-cache; fwd=uri-miss; stored")
+	if got, stored, _ := exchange(t, c, step{req: get, resp: upstream}); got != "miss" || !stored {
+		t.Fatalf("store: %s, stored %v", got, stored)
+	}
+	tx := c.Begin(parseReq(t, get))
+	defer tx.Finish(false)
+	if tx.Action != Hit {
+		t.Fatalf("action %d, want a hit", tx.Action)
+	}
+	head := string(tx.AppendStatus(tx.AppendHead(nil)))
+	theirs := strings.Index(head, "\r\nCache-Status: origin-cache; fwd=uri-miss; stored\r\n")
+	ours := strings.Index(head, "\r\nCache-Status: lbd; hit; ttl=60\r\n")
+	if theirs < 0 || ours < theirs || strings.Count(head, "Cache-Status:") != 2 {
+		t.Fatalf("head %q: want the upstream member, then lbd's", head)
+	}
+}

@@ -50,7 +50,7 @@ type varyField struct {
 func excluded(name []byte) bool {
 	for _, s := range [...]string{"Content-Length", "Transfer-Encoding", "Age", "Connection", "Keep-Alive",
 		"Proxy-Connection", "TE", "Trailer", "Upgrade", "Proxy-Authenticate", "Proxy-Authorization",
-		"Proxy-Authentication-Info", "Cache-Status"} {
+		"Proxy-Authentication-Info"} {
 		if http1.EqualFold(name, s) {
 			return true
 		}
