@@ -23,6 +23,8 @@ var parking parker
 
 func (parker) drop(*conn) {}
 
+func (parker) ready() bool { return false }
+
 // interrupt ends the connection from another goroutine.
 func (c *conn) interrupt() { c.nc.Close() }
 

@@ -191,6 +191,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.inqListener.Store(sockio.InheritsInq(ln))
+	// The idle-connection parker's epoll descriptor opens with the first
+	// listener, not with the first idle connection in the middle of
+	// traffic; false (no epoll here) only means nothing is parked.
+	parking.ready()
 	loop := make(chan struct{})
 	s.loop = loop
 	s.mu.Unlock()
