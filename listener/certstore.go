@@ -74,9 +74,8 @@ func newCertStore(files []*config.CertFile, zproxy bool) *certStore {
 		}
 		c := f.Cert
 		if c.Leaf == nil && len(c.Certificate) > 0 {
-			// The configuration parsed it already; a nil Leaf only
-			// leaves the certificate out of the name index.
-			c.Leaf, _ = x509.ParseCertificate(c.Certificate[0])
+			// The configuration parsed it already.
+			c.Leaf, _ = x509.ParseCertificate(c.Certificate[0]) // a nil Leaf only leaves it out of the name index
 		}
 		st.entries = append(st.entries, certEntry{source: si, path: path, sum: f.Sum, cert: &c})
 	}
@@ -236,7 +235,7 @@ func (st *certStore) Reload(dir string) []reloaded {
 	}
 	st.mu.Unlock()
 	slices.Sort(paths)
-	out, _ := st.ReloadFiles(slices.Compact(paths))
+	out, _ := st.ReloadFiles(slices.Compact(paths)) // no stray paths: each is an entry's
 	return out
 }
 

@@ -77,7 +77,7 @@ func (c *conn) forwardH2Frames(st *Listener, svc *service.Service) bool {
 // requestBlock encodes the forwarded HTTP/1.1 head into the exchange's
 // HPACK block, without the fields HTTP/2 forbids.
 func (x *h2Exchange) requestBlock(b *backend.Backend, head []byte) bool {
-	line, rest, _ := bytes.Cut(head, crlfB)
+	line, rest, _ := bytes.Cut(head, crlfB) // no CRLF: a bare request line, checked below
 	method, target, ok := bytes.Cut(line, spaceB)
 	target, _, ok2 := bytes.Cut(target, spaceB)
 	if !ok || !ok2 {
@@ -94,7 +94,7 @@ func (x *h2Exchange) requestBlock(b *backend.Backend, head []byte) bool {
 	blk.Start(method, target, authority, b.HTTP2().Scheme() == "https")
 	for len(rest) > 0 {
 		var l []byte
-		l, rest, _ = bytes.Cut(rest, crlfB)
+		l, rest, _ = bytes.Cut(rest, crlfB) // the last line may lack its CRLF
 		name, value, ok := bytes.Cut(l, colonB)
 		if !ok || bytes.EqualFold(name, hostB) || hopByHopH2(string(name)) {
 			continue
@@ -113,7 +113,7 @@ func (x *h2Exchange) requestBlock(b *backend.Backend, head []byte) bool {
 func forwardedHost(lines []byte) []byte {
 	for len(lines) > 0 {
 		var l []byte
-		l, lines, _ = bytes.Cut(lines, crlfB)
+		l, lines, _ = bytes.Cut(lines, crlfB) // the last line may lack its CRLF
 		if name, value, ok := bytes.Cut(l, colonB); ok && bytes.EqualFold(name, hostB) {
 			return bytes.TrimSpace(value)
 		}
@@ -267,7 +267,7 @@ func (x *h2Exchange) copyFrames(s *h2backend.Stream, rb []byte, chunked bool) er
 func hasField(lines []byte, prefix string) bool {
 	for len(lines) > 0 {
 		var l []byte
-		l, lines, _ = bytes.Cut(lines, crlfB)
+		l, lines, _ = bytes.Cut(lines, crlfB) // the last line may lack its CRLF
 		if len(l) >= len(prefix) && string(l[:len(prefix)]) == prefix {
 			return true
 		}
@@ -280,7 +280,7 @@ func (c *conn) noteGRPCLines(lines []byte) {
 	const prefix = "Grpc-Status: "
 	for len(lines) > 0 {
 		var l []byte
-		l, lines, _ = bytes.Cut(lines, crlfB)
+		l, lines, _ = bytes.Cut(lines, crlfB) // the last line may lack its CRLF
 		if len(l) > len(prefix) && string(l[:len(prefix)]) == prefix {
 			if n, err := strconv.Atoi(string(l[len(prefix):])); err == nil && n >= 0 && n < 100 {
 				c.ex.grpcStatus = n + 1

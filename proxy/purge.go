@@ -20,7 +20,7 @@ import (
 
 // purge serves a PURGE request routed to svc.
 func (c *conn) purge(st *Listener, svc *service.Service) bool {
-	if status, _ := c.purgeRefusal(svc, true); status != 0 {
+	if status, _ := c.purgeRefusal(svc, true); status != 0 { // the reason is the explainer's
 		return c.fail(st, status)
 	}
 	host, target := string(c.req.Host), c.purgeTarget()

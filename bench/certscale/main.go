@@ -77,7 +77,7 @@ func names(i int) (cn, serve string) {
 
 func writeCerts(dir string, n int) {
 	for i := 0; i < n; i++ {
-		cn, _ := names(i)
+		cn, _ := names(i) // the name a client asks for is not needed to issue
 		c, err := testpki.Issue(testpki.Spec{CommonName: cn, DNSNames: []string{cn}, NotAfter: time.Now().Add(48 * time.Hour)}, nil)
 		check(err)
 		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("c%05d.pem", i)), append(c.CertPEM(), c.KeyPEM()...), 0o600))
@@ -144,7 +144,7 @@ func run(lbd string, n, hs, reps, port int) result {
 }
 
 func writeOne(dir string, i int) {
-	cn, _ := names(i)
+	cn, _ := names(i) // the name a client asks for is not needed to issue
 	c, err := testpki.Issue(testpki.Spec{CommonName: cn, DNSNames: []string{cn}, NotAfter: time.Now().Add(72 * time.Hour)}, nil)
 	check(err)
 	tmp := filepath.Join(dir, "new.tmp")
