@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/http2"
+
+	"lbd/internal/h2frame"
 )
 
 // fastProxy stands in for the engine with fixed buffers, so that what
@@ -84,7 +86,7 @@ func (rc *rawClient) get(tb testing.TB) {
 	if rc.id == 1 {
 		block = []byte{0x82, 0x87, 0x84, 0x41, 0x01, 'h'}
 	}
-	rc.frame = appendFrameHeader(rc.frame[:0], len(block), http2.FrameHeaders,
+	rc.frame = h2frame.AppendFrameHeader(rc.frame[:0], len(block), http2.FrameHeaders,
 		http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, rc.id)
 	rc.frame = append(rc.frame, block...)
 	rc.out <- rc.frame

@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"lbd/internal/h2frame"
 )
 
 // Windows lbd grants: per stream (SETTINGS_INITIAL_WINDOW_SIZE) and for
@@ -165,11 +167,11 @@ func (sc *serverConn) sendSettings() bool {
 		sc.mu.Unlock()
 		return false
 	}
-	b = appendSettings(b,
+	b = h2frame.AppendSettings(b,
 		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: sc.srv.opts.MaxStreams},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: streamRecvWindow},
 		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: uint32(sc.srv.opts.MaxHeaderBytes)})
-	sc.out.end(appendWindowUpdate(b, 0, connRecvWindow-defaultWindow))
+	sc.out.end(h2frame.AppendWindowUpdate(b, 0, connRecvWindow-defaultWindow))
 	sc.settingsSent = true
 	early := sc.goingAway
 	sc.mu.Unlock()
@@ -219,7 +221,7 @@ func (sc *serverConn) handle(f http2.Frame) (code http2.ErrCode, stop bool) {
 			if err != nil {
 				return 0, true
 			}
-			sc.out.end(appendPingAck(b, f.Data))
+			sc.out.end(h2frame.AppendPingAck(b, f.Data))
 		}
 	case *http2.GoAwayFrame:
 		return 0, sc.clientGoAway()
@@ -268,7 +270,7 @@ func (sc *serverConn) onSettings(f *http2.SettingsFrame) http2.ErrCode {
 	}
 	b, err := sc.out.begin(true)
 	if err == nil {
-		sc.out.end(appendSettingsAck(b))
+		sc.out.end(h2frame.AppendSettingsAck(b))
 	}
 	return 0
 }
@@ -299,7 +301,7 @@ func (sc *serverConn) goAway(code http2.ErrCode) {
 		return
 	}
 	if b, err := sc.out.begin(true); err == nil {
-		sc.out.end(appendGoAway(b, last, code))
+		sc.out.end(h2frame.AppendGoAway(b, last, code))
 	}
 }
 
@@ -368,7 +370,7 @@ func (sc *serverConn) cleanup() {
 func (sc *serverConn) rst(id uint32, code http2.ErrCode) {
 	sc.noteReset(id)
 	if b, err := sc.out.begin(true); err == nil {
-		sc.out.end(appendRST(b, id, code))
+		sc.out.end(h2frame.AppendRST(b, id, code))
 	}
 }
 
@@ -453,7 +455,7 @@ func (sc *serverConn) answer(v *vconn, id uint32, status int, open bool) error {
 	}
 	b = sc.out.headers(b, id, block, true, int(sc.maxFrame.Load()))
 	if open {
-		b = appendRST(b, id, http2.ErrCodeNo)
+		b = h2frame.AppendRST(b, id, http2.ErrCodeNo)
 	}
 	sc.out.end(b)
 	return nil

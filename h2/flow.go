@@ -1,6 +1,10 @@
 package h2
 
-import "golang.org/x/net/http2"
+import (
+	"golang.org/x/net/http2"
+
+	"lbd/internal/h2frame"
+)
 
 // Flow control (RFC 9113 §5.2, §6.9): the send windows the client grants
 // lbd's responses, and the receive windows lbd gives back as the proxy
@@ -117,10 +121,10 @@ func (sc *serverConn) giveCredit(id uint32, stream, conn int64) {
 		return
 	}
 	if owed > 0 {
-		b = appendWindowUpdate(b, 0, uint32(owed))
+		b = h2frame.AppendWindowUpdate(b, 0, uint32(owed))
 	}
 	if stream > 0 {
-		b = appendWindowUpdate(b, id, uint32(stream))
+		b = h2frame.AppendWindowUpdate(b, id, uint32(stream))
 	}
 	sc.out.end(b)
 }

@@ -1,13 +1,12 @@
 package h2
 
 import (
-	"encoding/binary"
 	"net"
 	"runtime"
 	"sync"
 	"time"
 
-	"golang.org/x/net/http2"
+	"lbd/internal/h2frame"
 )
 
 // outCap bounds the bytes waiting to be written on one connection: beyond
@@ -152,81 +151,7 @@ func (q *outQueue) close() {
 func (q *outQueue) headers(b []byte, id uint32, block []byte, end bool, maxFrame int) []byte {
 	if q.tableUpdate {
 		q.tableUpdate = false
-		return appendHeaders(b, id, block, end, maxFrame)
+		return h2frame.AppendHeaders(b, id, block, end, maxFrame)
 	}
-	return appendHeaders(b, id, block[1:], end, maxFrame)
-}
-
-// Frame appenders (RFC 9113 §4.1). Each appends one complete frame.
-
-func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flags, id uint32) []byte {
-	return append(b, byte(length>>16), byte(length>>8), byte(length), byte(t), byte(flags),
-		byte(id>>24)&0x7f, byte(id>>16), byte(id>>8), byte(id))
-}
-
-func appendData(b []byte, id uint32, data []byte, end bool) []byte {
-	var fl http2.Flags
-	if end {
-		fl = http2.FlagDataEndStream
-	}
-	b = appendFrameHeader(b, len(data), http2.FrameData, fl, id)
-	return append(b, data...)
-}
-
-// appendHeaders writes a header block as HEADERS and, beyond maxFrame,
-// CONTINUATION frames, which must follow with nothing in between.
-func appendHeaders(b []byte, id uint32, block []byte, end bool, maxFrame int) []byte {
-	var fl http2.Flags
-	if end {
-		fl = http2.FlagHeadersEndStream
-	}
-	typ := http2.FrameHeaders
-	for {
-		n := min(len(block), maxFrame)
-		f := fl
-		if n == len(block) {
-			f |= http2.FlagHeadersEndHeaders
-		}
-		b = appendFrameHeader(b, n, typ, f, id)
-		b = append(b, block[:n]...)
-		block = block[n:]
-		if len(block) == 0 {
-			return b
-		}
-		typ, fl = http2.FrameContinuation, 0
-	}
-}
-
-func appendRST(b []byte, id uint32, code http2.ErrCode) []byte {
-	b = appendFrameHeader(b, 4, http2.FrameRSTStream, 0, id)
-	return binary.BigEndian.AppendUint32(b, uint32(code))
-}
-
-func appendWindowUpdate(b []byte, id uint32, inc uint32) []byte {
-	b = appendFrameHeader(b, 4, http2.FrameWindowUpdate, 0, id)
-	return binary.BigEndian.AppendUint32(b, inc&0x7fffffff)
-}
-
-func appendGoAway(b []byte, last uint32, code http2.ErrCode) []byte {
-	b = appendFrameHeader(b, 8, http2.FrameGoAway, 0, 0)
-	b = binary.BigEndian.AppendUint32(b, last&0x7fffffff)
-	return binary.BigEndian.AppendUint32(b, uint32(code))
-}
-
-func appendPingAck(b []byte, data [8]byte) []byte {
-	b = appendFrameHeader(b, 8, http2.FramePing, http2.FlagPingAck, 0)
-	return append(b, data[:]...)
-}
-
-func appendSettings(b []byte, settings ...http2.Setting) []byte {
-	b = appendFrameHeader(b, 6*len(settings), http2.FrameSettings, 0, 0)
-	for _, s := range settings {
-		b = binary.BigEndian.AppendUint16(b, uint16(s.ID))
-		b = binary.BigEndian.AppendUint32(b, s.Val)
-	}
-	return b
-}
-
-func appendSettingsAck(b []byte) []byte {
-	return appendFrameHeader(b, 0, http2.FrameSettings, http2.FlagSettingsAck, 0)
+	return h2frame.AppendHeaders(b, id, block[1:], end, maxFrame)
 }

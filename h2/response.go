@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"lbd/http1"
+	"lbd/internal/h2frame"
 )
 
 // The proxy answers each stream with an HTTP/1.1 response that it has
@@ -242,7 +243,7 @@ func (v *vconn) sendData(id uint32, data []byte, end bool) error {
 				return errStreamGone
 			}
 			last := n == len(data)
-			q.end(appendData(b, id, data[:n], end && last))
+			q.end(h2frame.AppendData(b, id, data[:n], end && last))
 			if last {
 				return nil
 			}

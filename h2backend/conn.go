@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"lbd/internal/h2frame"
 )
 
 // The frame-level client: lbd's own HTTP/2 client connection, on x/net's
@@ -122,12 +124,12 @@ func (p *Pool) dialConn(ctx context.Context) (*conn, error) {
 	c.dec = hpack.NewDecoder(4096, c.onField)
 	c.dec.SetMaxStringLength(p.opts.MaxHeaderBytes)
 	b := append(c.begin(), http2.ClientPreface...)
-	b = appendSettings(b,
+	b = h2frame.AppendSettings(b,
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: streamWindow},
 		http2.Setting{ID: http2.SettingMaxFrameSize, Val: 1 << 20},
 		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: uint32(p.opts.MaxHeaderBytes)})
-	c.commit(appendWindowUpdate(b, 0, connWindow-65535))
+	c.commit(h2frame.AppendWindowUpdate(b, 0, connWindow-65535))
 	if err := c.flush(); err != nil {
 		nc.Close()
 		return nil, err
@@ -167,7 +169,7 @@ func (c *conn) checkAlive() {
 	}
 	c.pinged = true
 	var b [17]byte
-	c.control(append(appendFrameHeader(b[:0], 8, http2.FramePing, 0, 0), 'l', 'b', 'd', 0, 0, 0, 0, 0))
+	c.control(append(h2frame.AppendFrameHeader(b[:0], 8, http2.FramePing, 0, 0), 'l', 'b', 'd', 0, 0, 0, 0, 0))
 	c.alive.Reset(livenessTimeout)
 }
 
@@ -285,11 +287,11 @@ func (c *conn) open(s *Stream, block, data []byte, end bool) (sent int, err erro
 	w := c.begin()
 	c.mu.Unlock()
 	if len(data) == 0 {
-		w = appendHeaders(w, id, block, end, maxFrame)
+		w = h2frame.AppendHeaders(w, id, block, end, maxFrame)
 	} else {
-		w = appendHeaders(w, id, block, false, maxFrame)
+		w = h2frame.AppendHeaders(w, id, block, false, maxFrame)
 		if sent > 0 {
-			w = appendData(w, id, data[:sent], s.localEnd)
+			w = h2frame.AppendData(w, id, data[:sent], s.localEnd)
 		}
 	}
 	c.commit(w)
@@ -312,7 +314,7 @@ func (c *conn) forget(s *Stream, rst bool, code http2.ErrCode) {
 	c.win.Broadcast()
 	if rst {
 		var b [13]byte
-		c.control(appendRST(b[:0], s.id, code))
+		c.control(h2frame.AppendRST(b[:0], s.id, code))
 	}
 	if idle {
 		c.nc.Close()
@@ -327,7 +329,7 @@ func (c *conn) shutdown() {
 	c.mu.Unlock()
 	if idle {
 		var b [17]byte
-		c.control(appendGoAway(b[:0], 0, http2.ErrCodeNo))
+		c.control(h2frame.AppendGoAway(b[:0], 0, http2.ErrCodeNo))
 		c.nc.Close()
 	}
 }
@@ -373,7 +375,7 @@ func (c *conn) readLoop() {
 		}
 		if code != http2.ErrCodeNo {
 			var b [17]byte
-			c.control(appendGoAway(b[:0], 0, code))
+			c.control(h2frame.AppendGoAway(b[:0], 0, code))
 			c.fail(http2.ConnectionError(code))
 			return
 		}

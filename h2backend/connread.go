@@ -7,6 +7,8 @@ import (
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"lbd/internal/h2frame"
 )
 
 // readFrame reads one frame and acts on it; a non-zero code is a
@@ -68,7 +70,7 @@ func (c *conn) handle(f http2.Frame) http2.ErrCode {
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			var b [17]byte
-			c.control(appendPingAck(b[:0], f.Data))
+			c.control(h2frame.AppendPingAck(b[:0], f.Data))
 		}
 	case *http2.GoAwayFrame:
 		c.onGoAway(f.LastStreamID)
@@ -165,7 +167,7 @@ func (c *conn) onData(f *http2.DataFrame) http2.ErrCode {
 	c.connOwed += n
 	if c.connOwed >= creditStep {
 		var b [13]byte
-		c.control(appendWindowUpdate(b[:0], 0, uint32(c.connOwed)))
+		c.control(h2frame.AppendWindowUpdate(b[:0], 0, uint32(c.connOwed)))
 		c.connOwed = 0
 	}
 	s := c.lookup(f.StreamID)
@@ -201,7 +203,7 @@ func (c *conn) resetStream(id uint32, code http2.ErrCode, err error) {
 	s := c.lookup(id)
 	if s == nil {
 		var b [13]byte
-		c.control(appendRST(b[:0], id, code))
+		c.control(h2frame.AppendRST(b[:0], id, code))
 		return
 	}
 	s.lost(err)
@@ -257,7 +259,7 @@ func (c *conn) onSettings(f *http2.SettingsFrame) http2.ErrCode {
 		return code
 	}
 	var b [9]byte
-	c.control(appendSettingsAck(b[:0]))
+	c.control(h2frame.AppendSettingsAck(b[:0]))
 	return 0
 }
 

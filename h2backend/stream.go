@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"lbd/internal/h2frame"
 )
 
 // Stream is one request on a frame-level connection (Pool.Open). One
@@ -243,7 +245,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 			s.mu.Unlock()
 			if credit > 0 {
 				var b [13]byte
-				s.c.control(appendWindowUpdate(b[:0], s.id, uint32(credit)))
+				s.c.control(h2frame.AppendWindowUpdate(b[:0], s.id, uint32(credit)))
 			}
 			return n, nil
 		}
@@ -288,7 +290,7 @@ func (s *Stream) WriteData(p []byte, end bool) error {
 		last := end && n == len(p)
 		w := c.begin()
 		c.mu.Unlock()
-		c.commit(appendData(w, s.id, p[:n], last))
+		c.commit(h2frame.AppendData(w, s.id, p[:n], last))
 		if last {
 			s.mu.Lock()
 			s.localEnd = true
