@@ -226,36 +226,10 @@ func (x *h2Exchange) relayFrames(svc *service.Service, s *h2backend.Stream) (boo
 
 // copyFrames streams the response body and, when chunked, the trailers.
 func (x *h2Exchange) copyFrames(s *h2backend.Stream, rb []byte, chunked bool) error {
+	if err := x.copyChunks(s, rb, chunked); err != nil || !chunked {
+		return err
+	}
 	c := x.c
-	for {
-		n, err := s.Read(rb[chunkRoom : len(rb)-2])
-		if n > 0 {
-			x.activity()
-			out := rb[chunkRoom : chunkRoom+n]
-			if chunked {
-				var size [chunkRoom]byte
-				line := append(strconv.AppendInt(size[:0], int64(n), 16), crlf...)
-				start := chunkRoom - len(line)
-				copy(rb[start:], line)
-				out = append(rb[start:chunkRoom+n], crlf...)
-			}
-			c.dl.forWrite(c.nc, time.Now(), x.st.Client)
-			if werr := c.writeClient(out); werr != nil {
-				x.cancel() // the client is gone: the backend's stream is reset
-				return werr
-			}
-			c.ex.bytes += int64(n)
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return x.cutShort(err, chunked)
-		}
-	}
-	if !chunked {
-		return nil
-	}
 	trailer := s.Trailer()
 	c.noteGRPCLines(trailer)
 	end := append(append(append(rb[:0], "0\r\n"...), trailer...), crlf...)

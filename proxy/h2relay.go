@@ -91,9 +91,28 @@ func (x *h2Exchange) relayHead(svc *service.Service, raw []byte, isHEAD bool) (k
 
 // copyBody streams the response body and, when chunked, the trailers.
 func (x *h2Exchange) copyBody(resp *http.Response, rb []byte, chunked bool) error {
+	if err := x.copyChunks(resp.Body, rb, chunked); err != nil || !chunked {
+		return err
+	}
+	c := x.c
+	c.noteGRPCStatus(resp.Trailer)
+	end := append(rb[:0], "0\r\n"...)
+	for k, vv := range resp.Trailer {
+		for _, v := range vv {
+			end = appendLine(end, k, v)
+		}
+	}
+	end = append(end, crlf...)
+	return c.writeClient(end)
+}
+
+// copyChunks streams a response body from r to the client, as HTTP/1.1
+// chunks when chunked (the caller then writes the last chunk and the
+// trailers). rb has chunkRoom bytes in front for the size line.
+func (x *h2Exchange) copyChunks(r io.Reader, rb []byte, chunked bool) error {
 	c := x.c
 	for {
-		n, err := resp.Body.Read(rb[chunkRoom : len(rb)-2])
+		n, err := r.Read(rb[chunkRoom : len(rb)-2])
 		if n > 0 {
 			x.activity()
 			out := rb[chunkRoom : chunkRoom+n]
@@ -112,24 +131,12 @@ func (x *h2Exchange) copyBody(resp *http.Response, rb []byte, chunked bool) erro
 			c.ex.bytes += int64(n)
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
 			return x.cutShort(err, chunked)
 		}
 	}
-	if !chunked {
-		return nil
-	}
-	c.noteGRPCStatus(resp.Trailer)
-	end := append(rb[:0], "0\r\n"...)
-	for k, vv := range resp.Trailer {
-		for _, v := range vv {
-			end = appendLine(end, k, v)
-		}
-	}
-	end = append(end, crlf...)
-	return c.writeClient(end)
 }
 
 // cutShort ends a response the backend or the deadline cut off: a gRPC
