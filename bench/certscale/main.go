@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"lbd/internal/testpki"
+
+	"lbd/bench/internal/benchproc"
 )
 
 func main() {
@@ -199,41 +201,25 @@ func cpuNs(pid int) int64 {
 	return sum
 }
 
-func rssKiB(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	check(err)
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[0] == "VmRSS:" {
-			v, err := strconv.Atoi(f[1])
-			check(err)
-			return v
-		}
-	}
-	return 0
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func waitListen(addr string) {
-	for i := 0; i < 6000; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	fmt.Fprintln(os.Stderr, "certscale: lbd did not start")
-	os.Exit(1)
-}
-
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "certscale:", err)
 		os.Exit(1)
 	}
+}
+
+func rssKiB(pid int) int {
+	v, err := benchproc.RSSKiB(pid)
+	check(err)
+	return v
+}
+
+func freePort() int {
+	p, err := benchproc.FreePort()
+	check(err)
+	return p
+}
+
+func waitListen(addr string) {
+	check(benchproc.WaitListen(addr, 30*time.Second))
 }

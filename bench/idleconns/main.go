@@ -25,11 +25,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"lbd/bench/internal/benchproc"
 )
 
 func main() {
@@ -131,20 +131,6 @@ func request(c net.Conn) net.Conn {
 	return c
 }
 
-func rssKiB(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	check(err)
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			f := strings.Fields(line)
-			v, err := strconv.Atoi(f[1])
-			check(err)
-			return v
-		}
-	}
-	return 0
-}
-
 // raiseNoFile lifts the open-file limit to n: the hard limit too when
 // the process may (root with CAP_SYS_RESOURCE), else up to it.
 func raiseNoFile(n uint64) {
@@ -160,25 +146,6 @@ func raiseNoFile(n uint64) {
 	}
 }
 
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func waitListen(addr string) {
-	for i := 0; i < 400; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	fmt.Fprintln(os.Stderr, "the proxy did not start")
-	os.Exit(1)
-}
-
 // proxyProcess is killed when a check fails (os.Exit skips the defer).
 var proxyProcess *os.Process
 
@@ -190,4 +157,20 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "idleconns:", err)
 		os.Exit(1)
 	}
+}
+
+func rssKiB(pid int) int {
+	v, err := benchproc.RSSKiB(pid)
+	check(err)
+	return v
+}
+
+func freePort() int {
+	p, err := benchproc.FreePort()
+	check(err)
+	return p
+}
+
+func waitListen(addr string) {
+	check(benchproc.WaitListen(addr, 10*time.Second))
 }
