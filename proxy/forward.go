@@ -129,10 +129,7 @@ func retryable(m http1.Method) bool {
 // request) the first read of the answer is made too, into pre, and its
 // outcome left in c.ex for readResponseHead.
 func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh bool, pre []byte) (*backend.Conn, error) {
-	tries := st.MaxTries
-	if tries <= 0 {
-		tries = 3
-	}
+	tries := st.tries()
 	var last error = errNoBackend
 	for i := 0; i < tries; i++ {
 		b := c.pick(svc, key)

@@ -60,10 +60,7 @@ func (c *conn) forwardHTTP2(st *Listener, svc *service.Service) bool {
 	key := svc.SessionKey(req, c.client, c.key[:0])
 	x := newH2Exchange(c, st)
 	defer x.stop()
-	tries := st.MaxTries
-	if tries <= 0 {
-		tries = 3
-	}
+	tries := st.tries()
 	var last error = errNoBackend
 	for i := 0; i < tries; i++ {
 		b := c.pick(svc, key)

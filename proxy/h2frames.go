@@ -35,10 +35,7 @@ func (c *conn) forwardH2Frames(st *Listener, svc *service.Service) bool {
 	key := svc.SessionKey(req, c.client, c.key[:0])
 	x := c.frameExchange(st)
 	defer x.stopFrames()
-	tries := st.MaxTries
-	if tries <= 0 {
-		tries = 3
-	}
+	tries := st.tries()
 	var last error = errNoBackend
 	for i := 0; i < tries; i++ {
 		b := c.pick(svc, key)

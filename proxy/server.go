@@ -94,6 +94,15 @@ type Listener struct {
 	PurgeCache func(host, target string, prefix bool) (int, error)
 }
 
+// tries is how many backends one request may be offered to: MaxTries,
+// or 3 when it is not set.
+func (l *Listener) tries() int {
+	if l.MaxTries <= 0 {
+		return 3
+	}
+	return l.MaxTries
+}
+
 // diag reports a diagnostic about the current request.
 func (l *Listener) diag(err error) {
 	if l.Diag == nil || err == nil {

@@ -31,10 +31,7 @@ func (c *conn) serveTunnel(st *Listener) {
 // dialTunnel connects to a backend, trying another one when a connect
 // fails (which also marks that backend dead until a probe revives it).
 func (c *conn) dialTunnel(st *Listener, svc *service.Service) *backend.Conn {
-	tries := st.MaxTries
-	if tries <= 0 {
-		tries = 3
-	}
+	tries := st.tries()
 	for i := 0; i < tries; i++ {
 		b := svc.Pick(nil)
 		if b == nil {
