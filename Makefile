@@ -136,6 +136,7 @@ bench: build
 	if [ -n "$(POUND)" ]; then bench/scale.sh pound pound $(POUND); else echo "bench: POUND=path/to/pound not set, scale.sh pound skipped"; fi
 	bench/scale.sh size $(BIN)/lbd
 	bench/scale.sh size-curve $(BIN)/lbd
+	$(GO) run ./bench/sessweep -lbd $(BIN)/lbd -sessions 500000 -ttl 50
 
 run: build
 	scripts/run-demo.sh
