@@ -17,6 +17,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -237,8 +238,9 @@ func serveFixed(c net.Conn) {
 
 // sessionCount reads lbd_service_sessions from the control socket.
 func sessionCount(sock string) int {
-	hc := http.Client{Transport: &http.Transport{Dial: func(_, _ string) (net.Conn, error) {
-		return net.Dial("unix", sock)
+	hc := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
 	}}}
 	resp, err := hc.Get("http://lbd/metrics?family=lbd_service_sessions")
 	check(err)
