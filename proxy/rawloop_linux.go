@@ -112,15 +112,23 @@ func (c *conn) serveRaw() (parked bool) {
 // Client timeout.
 func (c *conn) waitDeadline(st *Listener) {
 	l := &c.raw
-	if c.r == c.w && parking.ready() {
-		if after := c.srv.parkDelay(); st.Client > after {
-			l.idleWait = true
-			c.dl.forIdle(c.nc, c.now, after)
-			return
-		}
+	// parkAfter is the longer delay: a Client timeout shorter than it
+	// ends an idle connection before it would be parked.
+	l.idleWait = c.r == c.w && st.Client > parkAfter && parking.ready()
+	if !l.idleWait {
+		c.dl.forRead(c.nc, c.now, st.Client)
+		return
 	}
-	l.idleWait = false
-	c.dl.forRead(c.nc, c.now, st.Client)
+	// Lazily, as forRead: the deadline moves only when the one in force
+	// is not an idle one ending between 3/4 of its delay and its delay
+	// from now, so a busy connection rarely pays for moving it, nor for
+	// asking parkDelay (replaced: the Client timeout's, a later one).
+	d, n := &c.dl, c.now.UnixNano()
+	if left := d.read - n; left > d.idle || left < d.idle*3/4 {
+		d.idle = int64(c.srv.parkDelay())
+		d.read = n + d.idle
+		c.nc.SetReadDeadline(time.Unix(0, d.read))
+	}
 }
 
 // parkable: the wait between requests ended at parkDelay's deadline, not
