@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -508,3 +509,57 @@ func TestParkingAllocations(t *testing.T) {
 
 // parkAllocs bounds TestParkingAllocations (17 measured: see its log).
 const parkAllocs = 17
+
+// BenchmarkParkCycle: the system calls and allocations of one park and
+// resume outside the request path, as conn.park and resumeParked make
+// them: a copy of the descriptor, the net.Conn closed, into the parker's
+// epoll set and out, and a net.Conn again (net.FileConn) with its
+// addresses read and a read deadline.
+func BenchmarkParkCycle(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	nc, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer syscall.Close(ep)
+	b.ReportAllocs()
+	for b.Loop() {
+		rc, err := nc.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			b.Fatal(err)
+		}
+		fd, err := dupSocket(rc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		nc.Close()
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(fd)}
+		if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			b.Fatal(err)
+		}
+		if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_DEL, fd, nil); err != nil {
+			b.Fatal(err)
+		}
+		f := os.NewFile(uintptr(fd), "")
+		if nc, err = net.FileConn(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		_ = nc.RemoteAddr().String()
+		nc.SetReadDeadline(time.Now().Add(time.Second))
+	}
+	nc.Close()
+}
