@@ -172,6 +172,12 @@ func (s *Server) Generated() (hits3xx, hits4xx, hits5xx int64) {
 
 // NewServer returns a server for the listener state l.
 func NewServer(l *Listener) *Server {
+	// The idle-connection parker's epoll descriptor opens with the first
+	// server, before any connection (not in the middle of traffic, nor
+	// in Serve's goroutine after the socket already accepts: a count of
+	// lbd's descriptors taken then is the steady one); false (no epoll
+	// here) only means nothing is parked.
+	parking.ready()
 	s := &Server{conns: make(map[*conn]struct{})}
 	s.state.Store(l)
 	s.enabled.Store(true)
@@ -204,10 +210,6 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.inqListener.Store(sockio.InheritsInq(ln))
-	// The idle-connection parker's epoll descriptor opens with the first
-	// listener, not with the first idle connection in the middle of
-	// traffic; false (no epoll here) only means nothing is parked.
-	parking.ready()
 	loop := make(chan struct{})
 	s.loop = loop
 	s.mu.Unlock()
