@@ -115,7 +115,7 @@ func TestIdleParkedConnectionsResume(t *testing.T) {
 	for round := 1; round <= 2; round++ {
 		waitParked(t, p, 2)
 		metrics := lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "metrics")
-		if !listenerConns.MatchString(metrics) {
+		if !listenerConns(2).MatchString(metrics) {
 			t.Fatalf("parked connections not counted: want 2 in\n%s", grepLines(metrics, "lbd_listener_connections"))
 		}
 		ask(1, fmt.Sprintf("/b%d", round))
@@ -124,7 +124,10 @@ func TestIdleParkedConnectionsResume(t *testing.T) {
 	}
 }
 
-var listenerConns = regexp.MustCompile(`(?m)^lbd_listener_connections\{[^}]*listener_name="main"\} 2$`)
+// listenerConns matches the listener "main" having n connections open.
+func listenerConns(n int) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`(?m)^lbd_listener_connections\{[^}]*listener_name="main"\} %d$`, n))
+}
 
 // TestIdleParkedConnectionTimesOut: the Client timeout closes a parked
 // connection in order (EOF, no reset, nothing written), counted from its
@@ -177,22 +180,59 @@ func rawStatus(t *testing.T, addr string) (int, string) {
 	return askOn(t, c, br, "/after")
 }
 
-// TestIdleParkedConnectionsOnStop: SIGTERM (Grace 5) closes parked
-// connections at once, in order (EOF), and lbd exits well before Grace.
+// TestIdleParkedConnectionsOnStop: stopping lbd, gracefully (SIGINT:
+// Grace 5, idle connections closed at once) or at once (SIGTERM),
+// closes parked connections in order (EOF), and lbd exits well before
+// Grace.
 func TestIdleParkedConnectionsOnStop(t *testing.T) {
 	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
-	p := startLBD(t, parkConfig(30, be))
-	c, br := dialFrom(t, "127.0.0.3", p.addr)
-	if code, _ := askOn(t, c, br, "/s"); code != 200 {
-		t.Fatalf("status %d", code)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			p := startLBD(t, parkConfig(30, be))
+			c, br := dialFrom(t, "127.0.0.3", p.addr)
+			if code, _ := askOn(t, c, br, "/s"); code != 200 {
+				t.Fatalf("status %d", code)
+			}
+			waitParked(t, p, 1)
+			p.signal(sig)
+			c.SetReadDeadline(time.Now().Add(4 * time.Second))
+			if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+				t.Fatalf("parked connection on %v: %d bytes, %v; want EOF", sig, n, err)
+			}
+			if code := p.wait(4 * time.Second); code != 0 {
+				t.Fatalf("lbd exit %d (-1: still running after 4 s, Grace is 5 s):\n%s", code, p.out.String())
+			}
+		})
+	}
+}
+
+// TestIdleParkedConnectionAcrossReload: a connection parked before a
+// reload (lbctl reload) is served by the new configuration's backend on
+// its next request, and counted as open throughout.
+func TestIdleParkedConnectionAcrossReload(t *testing.T) {
+	one := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	two := startBackend(t, "127.0.0.3", "two", echoHandler("two"))
+	p := startLBD(t, parkConfig(30, one))
+	c, br := dialFrom(t, "127.0.0.4", p.addr)
+	if code, body := askOn(t, c, br, "/before"); code != 200 || !strings.HasPrefix(body, "one ") {
+		t.Fatalf("before the reload: %d %q", code, body)
 	}
 	waitParked(t, p, 1)
-	p.signal(syscall.SIGTERM)
-	c.SetReadDeadline(time.Now().Add(4 * time.Second))
-	if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
-		t.Fatalf("parked connection on SIGTERM: %d bytes, %v; want EOF", n, err)
+	cfg, err := os.ReadFile(p.cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if code := p.wait(4 * time.Second); code != 0 {
-		t.Fatalf("lbd exit %d (-1: still running after 4 s, Grace is 5 s):\n%s", code, p.out.String())
+	if err := os.WriteFile(p.cfg, []byte(strings.Replace(string(cfg), one.block(), two.block(), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "reload")
+	if n := parkedSockets(t, p.cmd.Process.Pid); n != 1 {
+		t.Fatalf("%d parked connections after the reload, want 1", n)
+	}
+	if metrics := lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "metrics"); !listenerConns(1).MatchString(metrics) {
+		t.Fatalf("the parked connection is not counted after the reload:\n%s", grepLines(metrics, "lbd_listener_connections"))
+	}
+	if code, body := askOn(t, c, br, "/after"); code != 200 || !strings.HasPrefix(body, "two ") {
+		t.Fatalf("after the reload: %d %q, want the new backend's answer", code, body)
 	}
 }
