@@ -355,9 +355,19 @@ func checkCarriedOver(t *testing.T, before, after zService, a, b, c, d *backend)
 }
 
 // TestUpgradeClosesIdleKeepAlive: a keep-alive connection idle in the
-// old process when the upgrade happens gets its next request answered,
-// with "Connection: close", and is then closed in order (EOF, no reset).
+// old process when the upgrade happens, waiting or parked (idle for over
+// a second: idlepark_test.go), gets its next request answered, with
+// "Connection: close", and is then closed in order (EOF, no reset).
 func TestUpgradeClosesIdleKeepAlive(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		parked bool
+	}{{"waiting", false}, {"parked", true}} {
+		t.Run(tc.name, func(t *testing.T) { upgradeIdleKeepAlive(t, tc.parked) })
+	}
+}
+
+func upgradeIdleKeepAlive(t *testing.T, parked bool) {
 	a := startBackend(t, "127.0.0.2", "a", echoHandler("a"))
 	b := startBackend(t, "127.0.0.3", "b", echoHandler("b"))
 	c := startBackend(t, "127.0.0.4", "c", echoHandler("c"))
@@ -385,8 +395,14 @@ func TestUpgradeClosesIdleKeepAlive(t *testing.T) {
 	if r := exchange(); r.StatusCode != 200 || r.Close {
 		t.Fatalf("before: %d close=%v", r.StatusCode, r.Close)
 	}
+	if parked {
+		waitParked(t, p, 1)
+	}
 	waitSocket(t, filepath.Join(p.dir, "ctl.sock"))
 	pid := lbctlUpgrade(t, filepath.Join(p.dir, "ctl.sock"))
+	if parked && parkedSockets(t, p.cmd.Process.Pid) != 1 {
+		t.Fatal("the upgrade ended the parked connection")
+	}
 	r := exchange()
 	// net/http reads "Connection: close" into Close (and drops the line).
 	if r.StatusCode != 200 || !r.Close {

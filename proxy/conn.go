@@ -99,8 +99,13 @@ type conn struct {
 	vec     net.Buffers // over iov
 }
 
+// connPool holds the conn structures of parked connections (recycle),
+// for the connections accepted or resumed next.
+var connPool = sync.Pool{New: func() any { return new(conn) }}
+
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{srv: s, nc: nc, buf: smallPool.Get().(*[]byte), now: time.Now()}
+	c := connPool.Get().(*conn)
+	c.srv, c.nc, c.buf, c.now = s, nc, smallPool.Get().(*[]byte), time.Now()
 	if ap, err := netip.ParseAddrPort(nc.RemoteAddr().String()); err == nil {
 		c.client = ap.Addr().Unmap()
 	}
@@ -116,11 +121,36 @@ func newConn(s *Server, nc net.Conn) *conn {
 type HTTP2Stream interface{ HTTP2() }
 
 func (c *conn) release() {
-	parking.drop(c)
 	c.nc.Close()
 	c.putBuf()
 	c.putHeaders()
 	c.srv.track(c, false)
+}
+
+// recycle gives back a conn whose socket was handed to the parker
+// (closed here), between requests: nothing is in flight, and nothing
+// else refers to it. Only what every request starts afresh anyway is
+// kept (grown scratch buffers, the h2 backend exchange, the cache
+// transaction, the bound read callback), emptied; everything that
+// belongs to the connection is cleared, so a struct reused for another
+// client carries nothing of this one.
+func (c *conn) recycle() {
+	c.putBuf()
+	c.putHeaders()
+	clear(c.rwLines[:cap(c.rwLines)])
+	clear(c.rsLines[:cap(c.rsLines)])
+	*c = conn{
+		ex:      exchange{respExtra: c.ex.respExtra[:0], wafData: c.ex.wafData[:0], cacheData: c.ex.cacheData[:0]},
+		h2x:     c.h2x,
+		rwbuf:   c.rwbuf[:0],
+		rwLines: c.rwLines[:0],
+		rsbuf:   c.rsbuf[:0],
+		rsLines: c.rsLines[:0],
+		body:    c.body[:0],
+		cacheTx: c.cacheTx,
+		raw:     c.raw.kept(),
+	}
+	connPool.Put(c)
 }
 
 func (c *conn) getHeaders() {

@@ -12,6 +12,9 @@ import (
 // runtime timer, which showed up in profiles once per read and write.
 type lazyDeadline struct {
 	read, write int64 // UnixNano of the deadlines in force, 0 = none
+	// idle is the parking delay the last idle read deadline was set for
+	// (rawloop_linux.go's waitDeadline).
+	idle int64
 }
 
 func due(at *int64, now time.Time, timeout time.Duration) (time.Time, bool) {
@@ -30,18 +33,6 @@ func due(at *int64, now time.Time, timeout time.Duration) (time.Time, bool) {
 func (d *lazyDeadline) forRead(c deadliner, now time.Time, timeout time.Duration) {
 	if t, ok := due(&d.read, now, timeout); ok {
 		c.SetReadDeadline(t)
-	}
-}
-
-// forIdle sets c's read deadline to after from now, unless the one in
-// force already ends between 3/4 of that and that (so a busy connection
-// rarely resets it); a later or earlier one (the Client timeout's) is
-// replaced.
-func (d *lazyDeadline) forIdle(c deadliner, now time.Time, after time.Duration) {
-	n := now.UnixNano()
-	if left := d.read - n; left > int64(after) || left < int64(after)*3/4 {
-		d.read = n + int64(after)
-		c.SetReadDeadline(time.Unix(0, d.read))
 	}
 }
 

@@ -3,6 +3,7 @@
 package proxy
 
 import (
+	"net"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -10,29 +11,71 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// parkAfter is how long a raw-loop connection waits for its next request
-// with its goroutine and buffers before it is parked: a variable for the
-// tests.
-var parkAfter = time.Second
+// A raw-loop connection waiting for its next request keeps its
+// goroutine and buffers for parkAfter before it is parked, or for
+// parkSoon while its listener has more than parkCrowd open connections
+// that are not parked. A waiting connection costs some 10 KiB (stack,
+// buffers, Go's objects for the socket), a parked one 24 bytes; parking
+// and resuming cost about what accepting a connection does (a dozen
+// system calls, ~15 allocations: bench/RESULTS.md §33). With few
+// connections the memory does not matter and a client pausing for less
+// than a second never pays the cycle; with many, memory does, and what
+// Go's runtime keeps for ever of a crowd of goroutines and sockets (the
+// g structures, pollDescs) grows with how many wait at once.
+// Variables for the tests.
+var (
+	parkAfter = time.Second
+	parkSoon  = 200 * time.Millisecond
+)
 
-// parker holds idle keep-alive connections without a goroutine or a read
-// buffer: one epoll set (on Go's own poller) watches their sockets, and
-// a request's first bytes start a goroutine that takes a pooled buffer
-// and serves it. An idle connection then costs its conn structure and
-// the socket, not also a goroutine stack, an 8 KiB buffer and a runtime
-// timer. Only connections idle for parkAfter are parked, so a busy
-// keep-alive connection never pays the two system calls it takes.
+const parkCrowd = 1000
+
+// parkDelay is how long a connection of s waiting for a request is kept
+// before it is parked.
+func (s *Server) parkDelay() time.Duration {
+	if s.Active.Load()-s.parked.Load() > parkCrowd {
+		return parkSoon
+	}
+	return parkAfter
+}
+
+// The parker holds idle keep-alive connections as bare sockets: a
+// parked connection is a copy of its descriptor in the parker's epoll
+// set and one row of a table indexed by that descriptor, nothing else.
+// Its conn structure goes back to a pool, and Go's own objects for the
+// socket (net.TCPConn, netFD, poll.FD, the runtime's pollDesc and
+// timers, the addresses) go with the closed original: an idle
+// connection costs the row (24 bytes) instead of some 3 KiB. When bytes
+// come, the socket becomes a net.Conn again (net.FileConn) on a pooled
+// conn and is served as if just accepted, but still counted as open.
+//
+// A client's address is read back from the socket (getpeername) then:
+// lbd has no listener whose client address comes from elsewhere (a
+// PROXY protocol header), which would have to be kept in the row.
+//
+// Only connections idle for parkAfter (or parkSoon) are parked: a busy
+// keep-alive connection never pays the system calls it takes.
 type parker struct {
 	once sync.Once
 	ok   bool
 	epfd int
+	file *os.File        // epfd's
 	rc   syscall.RawConn // epfd, readable when a parked socket is
 
+	// resume serves the socket of a row taken by an event or by the sweep
+	// (resumeParked; tests record instead). now is the sweep's clock.
+	resume func(fd int, srv *Server)
+	now    func() time.Time
+
 	mu     sync.Mutex
-	slots  []*conn // conn.raw.slot-1 -> conn, for the connection's life
-	free   []int32
+	rows   []parkedConn // by descriptor; srv == nil: none parked there
+	n      int          // rows in use
+	gen    uint32       // the last registration's
+	ev     syscall.EpollEvent
 	events [128]syscall.EpollEvent // the loop's
 
 	parks atomic.Int64 // connections parked so far (tests)
@@ -41,6 +84,18 @@ type parker struct {
 	// parked at the last hand-back, lastHand when it ran.
 	handedAt int
 	lastHand time.Time
+}
+
+// parkedConn is all that a parked connection keeps.
+type parkedConn struct {
+	srv *Server
+	// since is when the last read from the client returned (UnixNano):
+	// the Client timeout counts from it, as it does for a waiting
+	// connection's read deadline.
+	since int64
+	// gen is the registration's, carried in its epoll events: an event
+	// for an earlier socket that had the same descriptor is ignored.
+	gen uint32
 }
 
 // Many connections parking at once (a wave of clients going idle) leave
@@ -55,7 +110,7 @@ const (
 	handBackEvery = 30 * time.Second
 )
 
-var parking parker
+var parking = parker{now: time.Now}
 
 // ready starts the parker on first use; false when this system cannot
 // (connections then wait the ordinary way).
@@ -65,13 +120,24 @@ func (p *parker) ready() bool {
 }
 
 func (p *parker) start() {
+	if p.resume == nil {
+		p.resume = resumeParked // not in parking's literal: an initialization cycle
+	}
+	if !p.open() {
+		return
+	}
+	go p.sweep()
+}
+
+// open makes the epoll set and starts the loop that waits on it.
+func (p *parker) open() bool {
 	fd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
-		return
+		return false
 	}
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return
+		return false
 	}
 	// Non-blocking, so os.NewFile puts it on the runtime's poller: the
 	// loop waits there, not in a thread blocked in epoll_wait.
@@ -79,20 +145,20 @@ func (p *parker) start() {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		f.Close()
-		return
+		return false
 	}
-	p.epfd, p.rc, p.ok = fd, rc, true
-	go p.loop(f)
-	go p.sweep()
+	p.epfd, p.file, p.rc, p.ok = fd, f, rc, true
+	go p.loop()
+	return true
 }
 
-// loop resumes parked connections whose sockets became readable (or
-// hung up). One RawConn.Read call for ever: within it the runtime keeps
+// loop wakes parked connections whose sockets became readable (or hung
+// up). One RawConn.Read call for ever: within it the runtime keeps
 // every readiness edge of the epoll descriptor.
-func (p *parker) loop(f *os.File) {
+func (p *parker) loop() {
 	for p.rc.Read(p.wake) == nil {
 	}
-	f.Close()
+	p.file.Close() // the loop's end (tests close it): an error cannot matter
 }
 
 func (p *parker) wake(fd uintptr) bool {
@@ -104,101 +170,215 @@ func (p *parker) wake(fd uintptr) bool {
 		if err != nil || n <= 0 {
 			return false // wait until the set is readable again
 		}
-		p.mu.Lock()
 		for _, ev := range p.events[:n] {
-			if c := p.slots[ev.Fd]; c != nil && c.raw.parked {
-				c.raw.parked = false
-				go c.resume()
+			if srv := p.take(int(ev.Fd), uint32(ev.Pad)); srv != nil {
+				p.woken(int(ev.Fd), srv, ev.Events)
 			}
 		}
+	}
+}
+
+// woken ends a parked connection whose peer is gone (a hang-up, an
+// error, or a FIN with nothing before it) without waiting for its
+// timeout, and serves any other.
+func (p *parker) woken(fd int, srv *Server, events uint32) {
+	gone := events&(syscall.EPOLLHUP|syscall.EPOLLERR) != 0 ||
+		events&syscall.EPOLLRDHUP != 0 && pending(fd) == 0
+	if gone {
+		p.reap(fd, srv)
+		return
+	}
+	go p.resume(fd, srv)
+}
+
+// pending is how many bytes wait in the socket (-1 when it cannot say,
+// so that the caller reads and finds out).
+func pending(fd int) int {
+	n, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// take removes the row of fd if it is registration gen's and returns
+// its server (nil: none, or an earlier socket's event).
+func (p *parker) take(fd int, gen uint32) *Server {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if fd < 0 || fd >= len(p.rows) || p.rows[fd].srv == nil || p.rows[fd].gen != gen {
+		return nil
+	}
+	return p.takeLocked(fd)
+}
+
+func (p *parker) takeLocked(fd int) *Server {
+	srv := p.rows[fd].srv
+	p.rows[fd] = parkedConn{}
+	p.n--
+	return srv
+}
+
+// reap closes the socket of a row taken from the table. Its descriptor
+// is the socket's last one, so closing it also leaves the epoll set.
+func (p *parker) reap(fd int, srv *Server) {
+	// Nothing can be done about an error closing a socket being ended.
+	syscall.Close(fd)
+	srv.parkedGone()
+}
+
+// park registers fd, a copy of an idle connection's socket on srv whose
+// last read returned at since, and reports whether it was: false leaves
+// fd to the caller. A request already in the socket wakes it at once
+// (the registration is level-triggered, one event per registration).
+func (p *parker) park(fd int, srv *Server, since time.Time) bool {
+	p.mu.Lock()
+	if fd >= len(p.rows) {
+		p.rows = append(p.rows, make([]parkedConn, fd+1-len(p.rows))...)
+	}
+	p.gen++
+	p.ev = syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(fd), Pad: int32(p.gen)}
+	// Registered under the lock: closeServer must not close fd before
+	// it is in the set.
+	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &p.ev); err != nil {
 		p.mu.Unlock()
+		return false
+	}
+	p.rows[fd] = parkedConn{srv: srv, since: since.UnixNano(), gen: p.gen}
+	p.n++
+	// A Close or Shutdown that began before this row existed did not
+	// see it (nor the connection, gone from srv.conns): end it now.
+	closing := srv.closed.Load() || srv.closing.Load() && !srv.handover.Load()
+	if closing {
+		p.takeLocked(fd)
+	}
+	p.mu.Unlock()
+	p.parks.Add(1)
+	if closing {
+		p.reap(fd, srv)
+	}
+	return true
+}
+
+// closeServer closes every connection of srv the parker holds
+// (Server.Close, and Shutdown's closing of idle connections).
+func (p *parker) closeServer(srv *Server) {
+	var fds []int
+	p.mu.Lock()
+	for fd := range p.rows {
+		if p.rows[fd].srv == srv {
+			p.takeLocked(fd)
+			fds = append(fds, fd)
+		}
+	}
+	p.mu.Unlock()
+	for _, fd := range fds {
+		p.reap(fd, srv)
 	}
 }
 
 // sweep ends parked connections idle for their listener's Client
-// timeout, as the read deadline of a waiting one would: shutdown(2)
-// wakes it, and its goroutine reads EOF and closes it silently.
+// timeout, every 100 ms, and hands memory back after a parking wave.
 func (p *parker) sweep() {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	prev, quiet := 0, 0
-	for now := range t.C {
-		p.mu.Lock()
-		parked := 0
-		for _, c := range p.slots {
-			if c == nil || !c.raw.parked {
-				continue
-			}
-			if parked++; c.raw.swept {
-				continue
-			}
-			if to := c.srv.state.Load().Client; to > 0 && now.Sub(c.now) >= to {
-				c.raw.swept = true
-				// Parked, so its goroutine (the only closer) is not
-				// running and the descriptor is open; an error cannot
-				// matter, the socket is being ended.
-				syscall.Shutdown(c.raw.sock, syscall.SHUT_RDWR)
-			}
-		}
-		p.mu.Unlock()
+	for range t.C {
+		now := p.now()
+		parked := p.expire(now)
 		if quiet++; parked != prev {
 			quiet = 0
 		}
 		prev = parked
-		if grown := parked - p.handedAt; quiet >= handBackQuiet && grown >= handBackMin && grown >= parked/4 && now.Sub(p.lastHand) >= handBackEvery {
-			p.handedAt, p.lastHand = parked, now
-			// Two collections: the first only moves what sync.Pool holds
-			// (the buffers given back) to its victim cache.
-			runtime.GC()
-			debug.FreeOSMemory()
-		}
-		if parked < p.handedAt {
-			p.handedAt = parked
-		}
+		p.handBack(parked, quiet, now)
 	}
 }
 
-// park hands c to the parker; false leaves it to the caller (nothing
-// was registered). After true, c belongs to the goroutine resume runs in.
-func (p *parker) park(c *conn) bool {
+// expire ends the parked connections whose Client timeout has passed at
+// now, silently as the read deadline of a waiting one would, and
+// returns how many stay parked. One in which a request has come by then
+// (its event not yet handled) is served instead: a request is never
+// dropped because the sweep met it first.
+func (p *parker) expire(now time.Time) int {
+	var ends, serves []taken
 	p.mu.Lock()
-	if c.raw.slot == 0 {
-		var i int32
-		if n := len(p.free); n > 0 {
-			i, p.free = p.free[n-1], p.free[:n-1]
-		} else {
-			i = int32(len(p.slots))
-			p.slots = append(p.slots, nil)
+	for fd := range p.rows {
+		r := p.rows[fd]
+		if r.srv == nil {
+			continue
 		}
-		p.slots[i], c.raw.slot = c, i+1
+		to := r.srv.state.Load().Client
+		if to <= 0 || now.UnixNano()-r.since < int64(to) {
+			continue
+		}
+		p.takeLocked(fd)
+		if pending(fd) == 0 {
+			ends = append(ends, taken{fd, r.srv})
+		} else {
+			serves = append(serves, taken{fd, r.srv})
+		}
 	}
-	op := syscall.EPOLL_CTL_MOD
-	if !c.raw.armed {
-		op = syscall.EPOLL_CTL_ADD
-	}
-	c.raw.armed, c.raw.parked, c.raw.swept = true, true, false
-	c.raw.ev = syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: c.raw.slot - 1}
-	sock := c.raw.sock
+	left := p.n
 	p.mu.Unlock()
-	// Level-triggered: bytes that came before this call wake it at once.
-	if err := syscall.EpollCtl(p.epfd, op, sock, &c.raw.ev); err != nil {
-		p.mu.Lock()
-		c.raw.parked, c.raw.armed = false, op == syscall.EPOLL_CTL_MOD
-		p.mu.Unlock()
-		return false
+	for _, t := range ends {
+		p.reap(t.fd, t.srv)
 	}
-	p.parks.Add(1)
-	return true
+	for _, t := range serves {
+		p.woken(t.fd, t.srv, syscall.EPOLLIN)
+	}
+	return left
 }
 
-// drop forgets c (its socket is closing, which leaves the epoll set).
-func (p *parker) drop(c *conn) {
-	if c.raw.slot == 0 {
+// taken is a row taken from the table, with its descriptor.
+type taken struct {
+	fd  int
+	srv *Server
+}
+
+// handBack returns free memory to the system once a wave of parking has
+// been quiet for a second (see handBackMin).
+func (p *parker) handBack(parked, quiet int, now time.Time) {
+	if grown := parked - p.handedAt; quiet >= handBackQuiet && grown >= handBackMin && grown >= parked/4 && now.Sub(p.lastHand) >= handBackEvery {
+		p.handedAt, p.lastHand = parked, now
+		// Two collections: the first only moves what sync.Pool holds
+		// (the buffers and conn structures given back) to its victim
+		// cache.
+		runtime.GC()
+		debug.FreeOSMemory()
+	}
+	if parked < p.handedAt {
+		p.handedAt = parked
+	}
+}
+
+// dupSocket returns a close-on-exec copy of the socket's descriptor.
+func dupSocket(rc syscall.RawConn) (int, error) {
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	return fd, derr
+}
+
+// resumeParked serves a parked socket again: it leaves the parker's set,
+// becomes a net.Conn on a pooled conn, and is served as an accepted
+// connection is, from its first read.
+func resumeParked(fd int, srv *Server) {
+	// FileConn copies the descriptor and this one is closed: the socket
+	// stays open, so closing would not take it out of the set. It can
+	// fail only if fd is not there, and then there is nothing to remove.
+	_ = syscall.EpollCtl(parking.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
+	f := os.NewFile(uintptr(fd), "")
+	nc, err := net.FileConn(f)
+	// Closing the copy given to FileConn: an error cannot matter.
+	f.Close()
+	if err != nil {
+		// Out of descriptors for the copy: the connection is closed,
+		// which the client sees (a reset, if a request was waiting).
+		srv.parkedGone()
 		return
 	}
-	p.mu.Lock()
-	p.slots[c.raw.slot-1] = nil
-	p.free = append(p.free, c.raw.slot-1)
-	c.raw.slot = 0
-	p.mu.Unlock()
+	c := newConn(srv, nc)
+	srv.fromParker(c)
+	c.serve()
 }

@@ -46,16 +46,9 @@ type rawLoop struct {
 	// not read (the read lock is held), and writeClient may use fd.
 	inside bool
 	fd     uintptr
-	// Parking (park_linux.go). sock is the socket's descriptor; slot
-	// (index+1, 0 none) its place in the parker; armed: in the epoll
-	// set; parked: waiting there (parking.mu guards parked, swept,
-	// armed and ev); swept: its Client timeout has shut it down;
-	// idleWait: the read deadline in force is parkAfter's.
-	sock                 int
-	slot                 int32
-	armed, parked, swept bool
-	idleWait             bool
-	ev                   syscall.EpollEvent
+	// idleWait: the read deadline in force is parkDelay's, so the
+	// connection may be parked when it passes (park_linux.go).
+	idleWait bool
 }
 
 type rawNext uint8
@@ -71,13 +64,16 @@ func (c *conn) initRaw(nc net.Conn) {
 	if !ok {
 		return // TLS, HTTP/2 streams, no TCP_INQ: net.Conn as ever
 	}
-	c.raw.rc, c.raw.fn = rc, c.rawStep
-	c.raw.sock = -1
-	// Control fails only on a closed socket, which then never parks.
-	rc.Control(func(fd uintptr) { c.raw.sock = int(fd) })
+	c.raw.rc = rc
+	if c.raw.fn == nil { // bound once per pooled conn: a method value allocates
+		c.raw.fn = c.rawStep
+	}
 }
 
-func (c *conn) rawOn() bool { return c.raw.fn != nil }
+func (c *conn) rawOn() bool { return c.raw.rc != nil }
+
+// kept is what a recycled conn keeps of its raw loop: the bound callback.
+func (l *rawLoop) kept() rawLoop { return rawLoop{fn: l.fn} }
 
 // serveRaw is serve's request loop on the raw loop. It returns true when
 // the connection was parked (it is then no longer this goroutine's),
@@ -111,51 +107,62 @@ func (c *conn) serveRaw() (parked bool) {
 	}
 }
 
-// waitDeadline sets the read deadline before the loop waits: parkAfter
+// waitDeadline sets the read deadline before the loop waits: parkDelay's
 // when the connection is between requests and may be parked, else the
 // Client timeout.
 func (c *conn) waitDeadline(st *Listener) {
 	l := &c.raw
-	l.idleWait = c.r == c.w && l.sock >= 0 && st.Client > parkAfter && parking.ready()
-	if l.idleWait {
-		c.dl.forIdle(c.nc, c.now, parkAfter)
+	// parkAfter is the longer delay: a Client timeout shorter than it
+	// ends an idle connection before it would be parked.
+	l.idleWait = c.r == c.w && st.Client > parkAfter && parking.ready()
+	if !l.idleWait {
+		c.dl.forRead(c.nc, c.now, st.Client)
 		return
 	}
-	c.dl.forRead(c.nc, c.now, st.Client)
+	// Lazily, as forRead: the deadline moves only when the one in force
+	// is not an idle one ending between 3/4 of its delay and its delay
+	// from now, so a busy connection rarely pays for moving it, nor for
+	// asking parkDelay (replaced: the Client timeout's, a later one).
+	d, n := &c.dl, c.now.UnixNano()
+	if left := d.read - n; left > d.idle || left < d.idle*3/4 {
+		d.idle = int64(c.srv.parkDelay())
+		d.read = n + d.idle
+		c.nc.SetReadDeadline(time.Unix(0, d.read))
+	}
 }
 
-// parkable: the wait between requests ended at parkAfter's deadline, not
+// parkable: the wait between requests ended at parkDelay's deadline, not
 // at the Client timeout.
 func (c *conn) parkable(err error) bool {
 	return c.raw.idleWait && c.r == c.w && errors.Is(err, os.ErrDeadlineExceeded) &&
 		time.Since(c.now) < c.srv.state.Load().Client
 }
 
-// park gives back the read buffer and the header arrays and leaves the
-// connection to the parker; false: it stays with this goroutine.
+// park hands the connection's socket to the parker and gives back
+// everything else: its buffers, this conn (to connPool) and Go's objects
+// for the socket (closed). It reports false, the connection then staying
+// with this goroutine, when that could not be done (out of descriptors
+// for the copy, or epoll refused it).
 func (c *conn) park() bool {
-	// An expired deadline would fail the next RawConn.Read at once; the
-	// parker's sweep enforces the Client timeout meanwhile. Clearing it
+	srv := c.srv
+	if fd, err := dupSocket(c.raw.rc); err == nil {
+		srv.toParker(c)
+		if parking.park(fd, srv, c.now) {
+			// The socket lives on as fd. An error closing this
+			// descriptor cannot matter: it is not the socket's last.
+			c.nc.Close()
+			c.recycle()
+			return true
+		}
+		srv.fromParker(c)
+		syscall.Close(fd) // a copy never used: an error cannot matter
+	}
+	// It waits here, without parkDelay's (expired) deadline: the next
+	// wait sets the Client timeout's or parkDelay's again. Clearing it
 	// cannot fail on an open socket, and an error would show there.
 	c.nc.SetReadDeadline(time.Time{})
 	c.dl.read, c.raw.idleWait = 0, false
-	c.putBuf()
-	c.putHeaders()
-	if parking.park(c) {
-		return true
-	}
-	// Not parked (epoll refused it): this goroutine goes on waiting, with
-	// its request state back. The read buffer comes back with the next read.
-	c.getHeaders()
 	return false
-}
-
-// resume serves a parked connection whose socket became readable.
-func (c *conn) resume() {
-	c.getHeaders()
-	if !c.serveRaw() {
-		c.release()
-	}
 }
 
 // rawStep is the RawConn.Read callback: it serves every complete request

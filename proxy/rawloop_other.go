@@ -16,14 +16,16 @@ func (c *conn) rawOn() bool { return false }
 
 func (c *conn) serveRaw() (parked bool) { return false }
 
+func (l *rawLoop) kept() rawLoop { return rawLoop{} }
+
 // parker: connections are parked on Linux only (park_linux.go).
 type parker struct{}
 
 var parking parker
 
-func (parker) drop(*conn) {}
-
 func (parker) ready() bool { return false }
+
+func (parker) closeServer(*Server) {}
 
 // interrupt ends the connection from another goroutine.
 func (c *conn) interrupt() { c.nc.Close() }

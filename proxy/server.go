@@ -132,7 +132,11 @@ type Server struct {
 	// TCP_INQ on (sockio.InheritsInq; rawloop_linux.go).
 	inqListener atomic.Bool
 
-	Active atomic.Int64 // open client connections
+	Active atomic.Int64 // open client connections, parked ones too
+	// parked: connections the parker holds (park_linux.go), counted in
+	// Active but not in conns. closed: Close was called.
+	parked atomic.Int64
+	closed atomic.Bool
 	// generated counts the 3xx, 4xx and 5xx replies lbd wrote itself
 	// (zproxy's listener code hits).
 	generated [3]atomic.Int64
@@ -168,6 +172,12 @@ func (s *Server) Generated() (hits3xx, hits4xx, hits5xx int64) {
 
 // NewServer returns a server for the listener state l.
 func NewServer(l *Listener) *Server {
+	// The idle-connection parker's epoll descriptor opens with the first
+	// server, before any connection (not in the middle of traffic, nor
+	// in Serve's goroutine after the socket already accepts: a count of
+	// lbd's descriptors taken then is the steady one); false (no epoll
+	// here) only means nothing is parked.
+	parking.ready()
 	s := &Server{conns: make(map[*conn]struct{})}
 	s.state.Store(l)
 	s.enabled.Store(true)
@@ -200,10 +210,6 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.inqListener.Store(sockio.InheritsInq(ln))
-	// The idle-connection parker's epoll descriptor opens with the first
-	// listener, not with the first idle connection in the middle of
-	// traffic; false (no epoll here) only means nothing is parked.
-	parking.ready()
 	loop := make(chan struct{})
 	s.loop = loop
 	s.mu.Unlock()
@@ -274,6 +280,28 @@ func (s *Server) track(c *conn, add bool) bool {
 	return true
 }
 
+// toParker and fromParker move c between conns and the parker's count;
+// parkedGone ends a parked connection. The count goes up before c leaves
+// conns and down after it is back, so that Drain never sees neither.
+func (s *Server) toParker(c *conn) {
+	s.parked.Add(1)
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+func (s *Server) fromParker(c *conn) {
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	s.parked.Add(-1)
+}
+
+func (s *Server) parkedGone() {
+	s.parked.Add(-1)
+	s.Active.Add(-1)
+}
+
 // Shutdown stops accepting, closes idle connections at once and lets
 // connections with a request in flight finish it (they close afterwards),
 // until ctx ends; then it closes everything. This is Pound's Grace.
@@ -319,7 +347,7 @@ func (s *Server) Drain(ctx context.Context) error {
 		s.mu.Lock()
 		n := len(s.conns)
 		s.mu.Unlock()
-		if n == 0 {
+		if n += int(s.parked.Load()); n == 0 {
 			return nil
 		}
 		select {
@@ -341,12 +369,14 @@ func (s *Server) BeginDrain() {
 
 // Close stops accepting and closes every connection at once.
 func (s *Server) Close() {
+	s.closed.Store(true)
 	s.stopAccepting()
 	s.mu.Lock()
 	for c := range s.conns {
 		c.interrupt()
 	}
 	s.mu.Unlock()
+	parking.closeServer(s)
 }
 
 func (s *Server) stopAccepting() {
@@ -363,13 +393,15 @@ func (s *Server) stopAccepting() {
 // connections remain.
 func (s *Server) closeIdle() int {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for c := range s.conns {
 		if c.idle.Load() {
 			c.interrupt()
 		}
 	}
-	return len(s.conns)
+	n := len(s.conns)
+	s.mu.Unlock()
+	parking.closeServer(s)
+	return n + int(s.parked.Load())
 }
 
 // edits returns the header rules for a request routed to svc: the
