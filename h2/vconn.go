@@ -344,14 +344,18 @@ func (v *vconn) data(id uint32, p []byte, end bool) (http2.ErrCode, bool) {
 		v.in = append(v.in, p...)
 	}
 	if end {
-		return v.endLocked(), true
+		return v.endLocked(nil), true
 	}
 	return 0, true
 }
 
-// trailers takes a trailer block for stream id; ok says it was valid and
-// ended the stream, as trailers must.
-func (v *vconn) trailers(id uint32, ok bool) http2.ErrCode {
+// trailers takes a trailer block for stream id, its fields as HTTP/1.1
+// lines; ok says it was valid and ended the stream, as trailers must. A
+// chunk-encoded body carries the lines in its trailer section. A body
+// passed on with its Content-Length cannot, in HTTP/1.1: there the
+// trailers are dropped (RFC 9110 §6.5.1 lets a recipient discard them),
+// as HAProxy does when it forwards such a request.
+func (v *vconn) trailers(id uint32, lines []byte, ok bool) http2.ErrCode {
 	v.mu.Lock()
 	defer signal(v.ready)
 	defer v.mu.Unlock()
@@ -363,15 +367,18 @@ func (v *vconn) trailers(id uint32, ok bool) http2.ErrCode {
 	case !ok:
 		return http2.ErrCodeProtocol
 	}
-	return v.endLocked()
+	return v.endLocked(lines)
 }
 
-func (v *vconn) endLocked() http2.ErrCode {
+// endLocked ends the request body, with trailer lines if any.
+func (v *vconn) endLocked(trailer []byte) http2.ErrCode {
 	if v.declared >= 0 && v.received != v.declared {
 		return http2.ErrCodeProtocol // less than Content-Length
 	}
 	if v.chunked {
-		v.in = append(v.in, "0\r\n\r\n"...)
+		v.in = append(v.in, "0\r\n"...)
+		v.in = append(v.in, trailer...)
+		v.in = append(v.in, "\r\n"...)
 	}
 	v.endRecv, v.held = true, false
 	return 0
