@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,9 @@ type h2Body struct {
 	mu              sync.Mutex            // held by Read for its whole duration
 	closed          bool                  // under mu: no further reads
 	errValue        atomic.Pointer[error] // what ended the body early
+	// hdr is x/net's Request.Trailer for a chunked body, filled at its
+	// end (requestTrailer).
+	hdr http.Header
 }
 
 // keepWhole bounds the whole-body buffer an exchange keeps.
@@ -50,7 +54,8 @@ func newH2Body(c *conn, st *Listener, onData func()) *h2Body {
 // init sets b up for the current request, keeping the buffer of the
 // last whole body for the next one.
 func (b *h2Body) init(c *conn, st *Listener, onData func()) {
-	*b = h2Body{c: c, st: st, onData: onData, wholeBuf: b.wholeBuf}
+	*b = h2Body{c: c, st: st, onData: onData, wholeBuf: b.wholeBuf,
+		dc: dechunker{keepTrailer: true, trailer: b.dc.trailer[:0]}}
 	switch c.req.BodyKind() {
 	case http1.BodyChunked:
 		b.chunked = true
@@ -193,6 +198,9 @@ func (b *h2Body) Read(p []byte) (int, error) {
 		c.r += n
 		if done {
 			b.state.Store(bodyDone)
+			if b.hdr != nil {
+				fillTrailer(b.hdr, b.dc.trailer)
+			}
 		}
 		if len(out) > 0 || done {
 			b.onData()

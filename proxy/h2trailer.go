@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"bytes"
+	"net/http"
+
+	"lbd/h2backend"
+)
+
+// Request trailers to HTTP/2 backends. A client's trailers reach the
+// proxy as the trailer section of a chunked body: an HTTP/1.1 client's
+// as it sent them, an HTTP/2 client's as package h2 translated its
+// trailing HEADERS. The HTTP/1.1 backend path relays that section with
+// the body's bytes; the HTTP/2 paths decode the body, so h2Body keeps
+// the section's lines (dechunker.keepTrailer) and they are sent here:
+// a trailing HEADERS frame on the frame path, http.Request.Trailer on
+// x/net's. ChunkScanner checked the lines on the way (RFC 9112 §7.1.2,
+// http1.BannedTrailer); fields HTTP/2 forbids (hopByHopH2) are left out.
+// Header rules (HeadAdd, HeadRemove...) apply to heads, not to trailers.
+// None of this runs for a request without trailers.
+
+// trailer is the trailer section of the client's body ("Name: value\r\n"
+// lines) once it is known: the body is finished, or was complete in the
+// buffer. nil when there is none.
+func (b *h2Body) trailer() []byte {
+	if b.whole == nil && !b.finished() {
+		return nil
+	}
+	return b.dc.trailer
+}
+
+// announcedTrailers is the client's Trailer field (RFC 9110 §6.6.2),
+// which the forwarded head leaves out as hop-by-hop, when the body may
+// end with trailers: an HTTP/2 backend gets it back, as some servers
+// (Go's) keep only the trailer fields a request announced. nil: none.
+func (x *h2Exchange) announcedTrailers() []byte {
+	if x.body.length() >= 0 && len(x.body.trailer()) == 0 {
+		return nil // a length, and no trailers in hand: none will follow
+	}
+	return x.c.req.HeaderValue(hdrTrailer)
+}
+
+var (
+	hdrTrailer = []byte("Trailer")
+	trailerB   = []byte("trailer")
+)
+
+// forEachTrailer calls f with each field of a trailer section that may
+// go into an HTTP/2 request, the value without surrounding whitespace.
+func forEachTrailer(lines []byte, f func(name, value []byte)) {
+	for len(lines) > 0 {
+		var l []byte
+		l, lines, _ = bytes.Cut(lines, crlfB) // the last line may lack its CRLF
+		name, value, ok := bytes.Cut(l, colonB)
+		if !ok || hopByHopH2(string(name)) {
+			continue
+		}
+		f(name, bytes.TrimSpace(value))
+	}
+}
+
+// sendBody sends a piece of the request body to the frame path's
+// stream; end makes it the last (endRequest).
+func (x *h2Exchange) sendBody(s *h2backend.Stream, p []byte, end bool) error {
+	if end {
+		return x.endRequest(s, p)
+	}
+	return s.WriteData(p, false)
+}
+
+// endRequest sends the last piece of the request body and ends the
+// stream: with a trailing HEADERS frame when the client sent trailers
+// (RFC 9113 §8.1), else with END_STREAM on the data.
+func (x *h2Exchange) endRequest(s *h2backend.Stream, p []byte) error {
+	lines := x.body.trailer()
+	if len(lines) == 0 {
+		return s.WriteData(p, true)
+	}
+	var blk h2backend.RequestBlock // a request with trailers is rare: built when needed
+	forEachTrailer(lines, blk.Field)
+	if len(blk.Bytes()) == 0 {
+		return s.WriteData(p, true)
+	}
+	if len(p) > 0 {
+		if err := s.WriteData(p, false); err != nil {
+			return err
+		}
+	}
+	return s.WriteTrailers(blk.Bytes())
+}
+
+// requestTrailer is the http.Request.Trailer for x/net's path. x/net
+// sends trailers only for a request whose Trailer is not nil when it
+// starts, so a chunked body still to come gets an empty map, filled as
+// its end is read (h2Body.Read, in the Transport's goroutine that then
+// sends it); a body in hand has its trailers already. nil: none.
+func (b *h2Body) requestTrailer() http.Header {
+	switch {
+	case b.chunked:
+		b.hdr = http.Header{}
+		return b.hdr
+	case len(b.trailer()) > 0:
+		h := http.Header{}
+		fillTrailer(h, b.trailer())
+		return h
+	}
+	return nil
+}
+
+// fillTrailer adds the fields of a trailer section to h.
+func fillTrailer(h http.Header, lines []byte) {
+	forEachTrailer(lines, func(name, value []byte) {
+		h.Add(string(name), string(value))
+	})
+}
