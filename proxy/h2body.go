@@ -102,9 +102,14 @@ func (b *h2Body) takeWhole() {
 }
 
 // length is the Content-Length the stream announces, -1 if unknown.
+// A body in hand keeps its length when it is sent again to another
+// backend (inHand counted it as sent: left is 0 by then).
 func (b *h2Body) length() int64 {
-	if b.chunked {
+	switch {
+	case b.chunked:
 		return -1
+	case b.whole != nil:
+		return int64(len(b.whole))
 	}
 	return b.left
 }
