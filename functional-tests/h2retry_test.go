@@ -30,7 +30,9 @@ func TestH2FramesRetryAfterDeadBackend(t *testing.T) {
 		var body io.Reader = strings.NewReader("ping")
 		want := `"ping" 4 <nil>`
 		if !length {
-			body = io.MultiReader(strings.NewReader("pi"), strings.NewReader("ng")) // chunked, complete in one read
+			// Chunked: a body complete in lbd's buffer is sent with its
+			// length, one still coming without.
+			body = io.MultiReader(strings.NewReader("pi"), strings.NewReader("ng"))
 		}
 		resp, err := client.Post("http://"+lbd.addr+"/", "text/plain", body)
 		if err != nil {
@@ -38,7 +40,7 @@ func TestH2FramesRetryAfterDeadBackend(t *testing.T) {
 		}
 		got, _ := io.ReadAll(resp.Body) // a short read fails the comparison
 		resp.Body.Close()
-		if resp.StatusCode != 200 || string(got) != want {
+		if resp.StatusCode != 200 || string(got) != want && (length || string(got) != `"ping" -1 <nil>`) {
 			t.Errorf("request %d: %s %s, want %s", i, resp.Status, got, want)
 		}
 	}
