@@ -19,8 +19,8 @@ import (
 // Request trailers through lbd: an HTTP/2 client's trailing HEADERS and
 // an HTTP/1.1 client's chunked trailer section reach HTTP/2 backends (the
 // frame path and x/net's Transport path) as a trailing HEADERS frame, and
-// HTTP/1.1 backends as the trailer section of a chunked body; a request
-// that declares Content-Length has its trailers dropped; a malformed
+// HTTP/1.1 backends as the trailer section of a chunked body (a request
+// that declares Content-Length has its trailers dropped there); a malformed
 // trailer block resets the stream and reaches no backend.
 
 // gotRequest is what a recording backend saw of one complete request.
@@ -163,16 +163,17 @@ func headerString(h http.Header) string {
 	return strings.Join(s, ",")
 }
 
-// trailerLBD starts lbd (h2c beside HTTP/1.1) with a service per backend
-// kind: /frames (raw HTTP/2), /go (Go's HTTP/2 server), /h1 (HTTP/1.1).
-func trailerLBD(t *testing.T) (lbd *proc, frames, goSrv, h1 chan gotRequest) {
+// trailerLBD starts lbd (h2c beside HTTP/1.1, Client timeout client
+// seconds) with a service per backend kind: /frames (raw HTTP/2), /go
+// (Go's HTTP/2 server), /h1 (HTTP/1.1).
+func trailerLBD(t *testing.T, client int) (lbd *proc, frames, goSrv, h1 chan gotRequest) {
 	framePort, frames := frameBackend(t)
 	goPort, goSrv := goH2Backend(t)
 	h1b, h1 := h1Backend(t)
 	service := func(url, backend string) string {
 		return fmt.Sprintf("\tService\n\t\tURL %q\n%s\tEnd\n", url, backend)
 	}
-	cfg := "Daemon 0\nLogLevel 0\nAlive 30\nTimeOut 5\nClient 10\nGrace 1\n" +
+	cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nAlive 30\nTimeOut 5\nClient %d\nGrace 1\n", client) +
 		"ListenHTTP\n\tAddress 127.0.0.1\n\tPort {PORT}\n\tHTTP2 1\n" +
 		service("^/frames", h2Backend(framePort)) + service("^/go", h2Backend(goPort)) +
 		service("^/h1", h1b.block()) + "End\n"
@@ -192,9 +193,9 @@ func receive(t *testing.T, got chan gotRequest) gotRequest {
 
 // TestTrailersFromHTTP2Clients: an h2c client's request trailers (Go's
 // client: HEADERS, DATA, HEADERS with END_STREAM) reach each kind of
-// backend, unless the request declared its Content-Length.
+// backend; with a declared Content-Length, HTTP/2 backends only.
 func TestTrailersFromHTTP2Clients(t *testing.T) {
-	lbd, frames, goSrv, h1 := trailerLBD(t)
+	lbd, frames, goSrv, h1 := trailerLBD(t, 10)
 	const both = "grpc-extra=a b,x-sum=42"
 	tests := []struct {
 		name    string
@@ -206,7 +207,8 @@ func TestTrailersFromHTTP2Clients(t *testing.T) {
 		{"frame path", "/frames", false, frames, gotRequest{"HEADERS DATA TRAILERS+END", "hello", both}},
 		{"frame path, Go's server", "/go", false, goSrv, gotRequest{"HTTP/2.0", "hello", both}},
 		{"HTTP/1.1 backend: chunked trailer section", "/h1", false, h1, gotRequest{"chunked", "hello", both}},
-		{"frame path, declared length: dropped", "/frames", true, frames, gotRequest{"HEADERS DATA+END", "hello", ""}},
+		{"frame path, declared length", "/frames", true, frames, gotRequest{"HEADERS DATA TRAILERS+END", "hello", both}},
+		{"frame path, declared length, Go's server", "/go", true, goSrv, gotRequest{"HTTP/2.0", "hello", both}},
 		{"HTTP/1.1 backend, declared length: dropped", "/h1", true, h1, gotRequest{"Content-Length 5", "hello", ""}},
 	}
 	client := h2cClient()
@@ -241,7 +243,7 @@ func TestTrailersFromHTTP2Clients(t *testing.T) {
 // section reaches HTTP/2 backends as trailing HEADERS (x/net's path),
 // whether the body was complete in one read or streamed.
 func TestTrailersFromHTTP1Clients(t *testing.T) {
-	lbd, frames, goSrv, _ := trailerLBD(t)
+	lbd, frames, goSrv, _ := trailerLBD(t, 10)
 	head := "POST %s HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n"
 	tests := []struct {
 		name    string
@@ -300,7 +302,7 @@ func TestTrailersFromHTTP1Clients(t *testing.T) {
 // the request complete: the next request a backend completes is the
 // good one sent after it.
 func TestTrailersMalformed(t *testing.T) {
-	lbd, frames, _, h1 := trailerLBD(t)
+	lbd, frames, _, h1 := trailerLBD(t, 10)
 	post := func(path string) []string {
 		return []string{":method", "POST", ":scheme", "http", ":path", path, ":authority", "t"}
 	}
@@ -332,6 +334,36 @@ func TestTrailersMalformed(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTrailersWaitIsBounded: a request whose body reached its declared
+// length on a stream the client keeps open is ended for the backend
+// without trailers once the listener's Client timeout has passed.
+func TestTrailersWaitIsBounded(t *testing.T) {
+	lbd, frames, _, _ := trailerLBD(t, 1)
+	c, err := net.Dial("tcp", lbd.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var buf bytes.Buffer
+	enc := hpack.NewEncoder(&buf)
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/frames"}, {":authority", "t"}, {"content-length", "2"}} {
+		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	fr := http2.NewFramer(c, c)
+	io.WriteString(c, http2.ClientPreface)
+	fr.WriteSettings()
+	fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: buf.Bytes(), EndHeaders: true})
+	fr.WriteData(1, false, []byte("ok")) // all of the body; the stream stays open
+	start := time.Now()
+	got := receive(t, frames)
+	if got != (gotRequest{"HEADERS DATA+END", "ok", ""}) {
+		t.Errorf("backend got %+v", got)
+	}
+	if waited := time.Since(start); waited < 900*time.Millisecond {
+		t.Errorf("ended after %v, before the Client timeout of 1 s", waited)
 	}
 }
 

@@ -119,7 +119,9 @@ func TestRequestBodies(t *testing.T) {
 			`POST /u "abcd" Grpc-Extra=["a b"] X-Sum=["1"]`},
 		{"trailers without data", post, nil, []string{"x-sum", "0"}, `POST /u "" X-Sum=["0"]`},
 		{"empty trailer block", post, []string{"ab"}, []string{}, `POST /u "ab"`},
-		{"trailers after a length are dropped", withLength("4"), []string{"ab", "cd"}, []string{"x-sum", "1"}, `POST /u "abcd"`},
+		{"trailers after a length come on the side", withLength("4"), []string{"ab", "cd"}, []string{"x-sum", "1"},
+			`POST /u "abcd" length-trailer="X-Sum: 1\r\n"`},
+		{"length 0 and trailers", withLength("0"), nil, []string{"x-sum", "0"}, `POST /u "" length-trailer="X-Sum: 0\r\n"`},
 		{"length across frames", withLength("6"), []string{"abc", "def"}, nil, `POST /u "abcdef"`},
 		{"length 0 waits for the end", withLength("0"), []string{""}, nil, `POST /u ""`},
 	}

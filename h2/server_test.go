@@ -51,6 +51,9 @@ func (rec *recorder) handoff(c net.Conn) bool {
 		for _, k := range slices.Sorted(maps.Keys(req.Trailer)) {
 			seen += fmt.Sprintf(" %s=%q", k, req.Trailer[k]) // a chunked body's trailer section
 		}
+		if t := c.(*vconn).RequestTrailer(time.Second); len(t) > 0 {
+			seen += fmt.Sprintf(" length-trailer=%q", t) // a body with a length: on the side
+		}
 		rec.seen = append(rec.seen, seen)
 		rec.mu.Unlock()
 		_, err = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\nX-Extra: 1\r\n\r\nok")

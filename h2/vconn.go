@@ -66,6 +66,9 @@ type vconn struct {
 	declared int64 // Content-Length, -1 = none
 	received int64 // DATA payload received
 	chunked  bool  // DATA is passed on chunk-encoded
+	// trailer: the trailer lines of a body passed on with its length,
+	// which the HTTP/1.1 stream cannot carry (RequestTrailer).
+	trailer  []byte
 	credited int64 // payload bytes already given back as connection window
 	// streamOwed: consumed payload not yet given back as stream window.
 	streamOwed int64
@@ -304,6 +307,7 @@ func (v *vconn) assign(id uint32, head []byte, req *request, endStream bool, rec
 	}
 	v.id, v.isHEAD, v.held, v.endRecv, v.readAny = id, req.isHEAD, req.hold, endStream, false
 	v.declared, v.received, v.chunked, v.credited, v.streamOwed = req.declared, 0, req.chunked, 0, 0
+	v.trailer = v.trailer[:0]
 	v.in, v.off = append(v.in[:0], head...), 0
 	v.recvWin.Store(recvWin)
 	v.cur.Store(id)
@@ -347,27 +351,6 @@ func (v *vconn) data(id uint32, p []byte, end bool) (http2.ErrCode, bool) {
 		return v.endLocked(nil), true
 	}
 	return 0, true
-}
-
-// trailers takes a trailer block for stream id, its fields as HTTP/1.1
-// lines; ok says it was valid and ended the stream, as trailers must. A
-// chunk-encoded body carries the lines in its trailer section. A body
-// passed on with its Content-Length cannot, in HTTP/1.1: there the
-// trailers are dropped (RFC 9110 §6.5.1 lets a recipient discard them),
-// as HAProxy does when it forwards such a request.
-func (v *vconn) trailers(id uint32, lines []byte, ok bool) http2.ErrCode {
-	v.mu.Lock()
-	defer signal(v.ready)
-	defer v.mu.Unlock()
-	switch {
-	case v.id != id:
-		return 0
-	case v.endRecv:
-		return http2.ErrCodeStreamClosed // half-closed (remote), §5.1
-	case !ok:
-		return http2.ErrCodeProtocol
-	}
-	return v.endLocked(lines)
 }
 
 // endLocked ends the request body, with trailer lines if any.

@@ -21,8 +21,11 @@ type h2Body struct {
 	st      *Listener
 	onData  func()
 	chunked bool
-	left    int64 // Content-Length bytes still to come
-	dc      dechunker
+	// byLength: the client declared the body's length (an HTTP/2
+	// client's trailers then come from TrailerSource).
+	byLength bool
+	left     int64 // Content-Length bytes still to come
+	dc       dechunker
 	// whole: a chunked body that was complete in the buffer, decoded, so
 	// the stream announces its length and ends with its one DATA frame;
 	// wholeBuf is its buffer, kept from one request to the next.
@@ -62,7 +65,7 @@ func (b *h2Body) init(c *conn, st *Listener, onData func()) {
 		c.chunk.Reset()
 		b.takeWhole()
 	case http1.BodyLength:
-		b.left = c.req.ContentLength
+		b.left, b.byLength = c.req.ContentLength, true
 	default:
 		b.state.Store(bodyDone)
 	}

@@ -137,7 +137,7 @@ var (
 func (x *h2Exchange) openStream(b *backend.Backend) (*h2backend.Stream, error) {
 	x.armIdleFrames(b)
 	whole, inHand := x.body.inHand()
-	trailed := inHand && len(x.body.trailer()) > 0 // they follow the data (endRequest)
+	trailed := inHand && len(x.clientTrailer()) > 0 // they follow the data (endRequest)
 	// The connect, if any, is bounded by ConnTO; a client gone meanwhile
 	// cancels the stream once it is open.
 	s, sent, err := b.HTTP2().Open(context.Background(), x.block.Bytes(), whole, inHand && !trailed)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"net/http"
+	"time"
 
 	"lbd/h2backend"
 )
@@ -10,7 +11,9 @@ import (
 // Request trailers to HTTP/2 backends. A client's trailers reach the
 // proxy as the trailer section of a chunked body: an HTTP/1.1 client's
 // as it sent them, an HTTP/2 client's as package h2 translated its
-// trailing HEADERS. The HTTP/1.1 backend path relays that section with
+// trailing HEADERS; or, for an HTTP/2 client's body with a declared
+// length, which has no trailer section, from the connection
+// (TrailerSource). The HTTP/1.1 backend path relays that section with
 // the body's bytes; the HTTP/2 paths decode the body, so h2Body keeps
 // the section's lines (dechunker.keepTrailer) and they are sent here:
 // a trailing HEADERS frame on the frame path, http.Request.Trailer on
@@ -18,6 +21,29 @@ import (
 // http1.BannedTrailer); fields HTTP/2 forbids (hopByHopH2) are left out.
 // Header rules (HeadAdd, HeadRemove...) apply to heads, not to trailers.
 // None of this runs for a request without trailers.
+
+// TrailerSource is implemented by the connections of package h2: the
+// trailers of a request whose body came with its Content-Length, which
+// the HTTP/1.1 stream the proxy reads has no place for. It waits for the
+// client's end of the stream, at most patience.
+type TrailerSource interface {
+	RequestTrailer(patience time.Duration) []byte
+}
+
+// clientTrailer is the request's trailer section once its body is
+// done: a chunked body's own or, for an HTTP/2 client's body sent with
+// its length, the trailers its stream ended with (waited for at most the
+// listener's Client timeout: a client that keeps its stream open past
+// its declared length ends without). nil: none.
+func (x *h2Exchange) clientTrailer() []byte {
+	if !x.body.byLength {
+		return x.body.trailer()
+	}
+	if ts, ok := x.c.nc.(TrailerSource); ok {
+		return ts.RequestTrailer(x.st.Client)
+	}
+	return nil
+}
 
 // trailer is the trailer section of the client's body ("Name: value\r\n"
 // lines) once it is known: the body is finished, or was complete in the
@@ -34,8 +60,9 @@ func (b *h2Body) trailer() []byte {
 // end with trailers: an HTTP/2 backend gets it back, as some servers
 // (Go's) keep only the trailer fields a request announced. nil: none.
 func (x *h2Exchange) announcedTrailers() []byte {
-	if x.body.length() >= 0 && len(x.body.trailer()) == 0 {
-		return nil // a length, and no trailers in hand: none will follow
+	_, h2Client := x.c.nc.(TrailerSource)
+	if x.body.length() >= 0 && len(x.body.trailer()) == 0 && !(h2Client && x.body.byLength) {
+		return nil // an HTTP/1.1 length, or a whole body without: none will follow
 	}
 	return x.c.req.HeaderValue(hdrTrailer)
 }
@@ -72,7 +99,7 @@ func (x *h2Exchange) sendBody(s *h2backend.Stream, p []byte, end bool) error {
 // stream: with a trailing HEADERS frame when the client sent trailers
 // (RFC 9113 §8.1), else with END_STREAM on the data.
 func (x *h2Exchange) endRequest(s *h2backend.Stream, p []byte) error {
-	lines := x.body.trailer()
+	lines := x.clientTrailer()
 	if len(lines) == 0 {
 		return s.WriteData(p, true)
 	}
