@@ -3,6 +3,7 @@ package h2
 import (
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -370,6 +371,66 @@ func TestMalformedTrailers(t *testing.T) {
 			if seen := rec.requests(); len(seen) > 0 {
 				t.Errorf("proxy got %q, want nothing", seen)
 			}
+		})
+	}
+}
+
+// TestRequestTrailerWait: the proxy's wait for the trailers of a body
+// with a length ends when a read deadline is set in the past (how it
+// interrupts body reads), when its patience runs out, and at once when
+// the stream has ended.
+func TestRequestTrailerWait(t *testing.T) {
+	post := []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h", "content-length", "2"}
+	tests := []struct {
+		name     string
+		patience time.Duration
+		deadline bool // set a past read deadline while it waits
+		end      bool // the client ends the stream (no trailers)
+	}{
+		{"woken by a past read deadline", time.Minute, true, false},
+		{"patience runs out", 200 * time.Millisecond, false, false},
+		{"the stream ended", time.Minute, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := make(chan time.Duration, 1)
+			var wg sync.WaitGroup
+			handoff := func(c net.Conn) bool {
+				return serveFake(&wg, c, func(req *http.Request, err error) bool {
+					if err != nil {
+						return false
+					}
+					io.ReadAll(req.Body) // the 2 bytes of the length
+					if tt.deadline {
+						time.AfterFunc(100*time.Millisecond, func() { c.SetReadDeadline(time.Unix(1, 0)) })
+					}
+					start := time.Now()
+					if tr := c.(*vconn).RequestTrailer(tt.patience); tr != nil {
+						t.Errorf("trailers %q", tr)
+					}
+					got <- time.Since(start)
+					return false
+				})
+			}
+			s := New(Options{Handoff: handoff, Log: quietLog()})
+			hc := dialRaw(t, s)
+			if tt.end {
+				hc.sendFrames(1, post, []string{"ok"})
+			} else {
+				hc.sendFrames(1, post, nil) // HEADERS, then all the body on a stream left open
+				hc.writes <- func() { hc.fr.WriteData(1, false, []byte("ok")) }
+			}
+			select {
+			case d := <-got:
+				if d > 5*time.Second || (tt.end && d > time.Second) {
+					t.Errorf("waited %v", d)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("RequestTrailer did not return")
+			}
+			hc.c.Close()
+			<-hc.done
+			wg.Wait()
 		})
 	}
 }

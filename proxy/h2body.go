@@ -237,9 +237,11 @@ func (b *h2Body) fill() error {
 func (b *h2Body) Close() error { return nil }
 
 // abort stops reading for good and waits for a read in progress: the
-// connection's buffer may be released after it returns.
+// connection's buffer may be released after it returns. A finished body
+// of an HTTP/2 client may still have the frame path waiting for its
+// trailers (TrailerSource): the past deadline wakes that wait too.
 func (b *h2Body) abort() {
-	if b.finished() {
+	if _, h2Client := b.c.nc.(TrailerSource); b.finished() && !(b.byLength && h2Client) {
 		b.mu.Lock()
 		b.closed = true
 		b.mu.Unlock()

@@ -19,8 +19,10 @@ import (
 // a trailing HEADERS frame on the frame path, http.Request.Trailer on
 // x/net's. ChunkScanner checked the lines on the way (RFC 9112 §7.1.2,
 // http1.BannedTrailer); fields HTTP/2 forbids (hopByHopH2) are left out.
-// Header rules (HeadAdd, HeadRemove...) apply to heads, not to trailers.
-// None of this runs for a request without trailers.
+// Header rules (AddHeader, HeadRemove...) apply to heads, not to
+// trailers. A request without trailers costs a check where its body
+// ends (and a look under the HTTP/2 stream's lock for one with a
+// length); the HTTP/1.1 path has none of this.
 
 // TrailerSource is implemented by the connections of package h2: the
 // trailers of a request whose body came with its Content-Length, which
