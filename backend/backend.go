@@ -101,6 +101,9 @@ type Options struct {
 	// instead of a TCP connect; it needs HTTP2.
 	GRPCCheck   bool
 	GRPCService string
+	// AutoALPN, for a Protocol auto backend (with HTTP2 and a DialContext
+	// of TLSDialAuto's), links it to its service's choice (alpn.go).
+	AutoALPN *AutoALPN
 }
 
 // Logger is what a backend logs through: only its dead and resurrected
@@ -169,6 +172,7 @@ type Backend struct {
 	h2                 *h2backend.Pool // HTTP/2 backends only
 	grpcCheck          bool
 	grpcService        string
+	auto               *AutoALPN // Protocol auto only
 }
 
 // New builds a Backend from o, applying the documented defaults. It starts
@@ -189,6 +193,7 @@ func New(o Options) *Backend {
 		dial:          o.DialContext,
 		serverName:    o.ServerName,
 		https:         o.HTTPS,
+		auto:          o.AutoALPN,
 	}
 	if b.network == "" {
 		b.network = "tcp"

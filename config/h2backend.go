@@ -8,13 +8,16 @@ import (
 
 // HTTP/2 backends (an lbd extension, in both dialects): `Protocol h2` in
 // a backend block speaks HTTP/2 to it, over TLS with ALPN h2 when the
-// backend is HTTPS, else cleartext with prior knowledge (h2c); and
-// `GrpcHealthCheck ["service"]` probes it with gRPC's health service.
+// backend is HTTPS, else cleartext with prior knowledge (h2c);
+// `Protocol auto` (HTTPS only) offers h2 and http/1.1 by ALPN and speaks
+// what the backends choose; and `GrpcHealthCheck ["service"]` probes it
+// with gRPC's health service.
 
 // Backend protocols.
 const (
-	ProtocolHTTP1 = ""   // HTTP/1.1, Pound's and zproxy's only protocol
-	ProtocolH2    = "h2" // HTTP/2
+	ProtocolHTTP1 = ""     // HTTP/1.1, Pound's and zproxy's only protocol
+	ProtocolH2    = "h2"   // HTTP/2
+	ProtocolAuto  = "auto" // decided by ALPN (backend.ALPNChoice)
 )
 
 // GRPCHealth is a backend's gRPC health check.
@@ -25,14 +28,17 @@ type GRPCHealth struct {
 }
 
 func addHTTP2BackendDirectives(t table[*Backend]) {
-	t.add("Protocol", "[sl]", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
+	t.add("Protocol", "[sl]", func(b *builder, be *Backend, n *parser.Node, u []unit) {
+		be.ProtocolPos = Locus(stmtSpan(n))
 		switch strings.ToLower(u[0].arg.Text) {
 		case "h2", "http/2":
 			be.Protocol = ProtocolH2
 		case "http/1.1", "http1", "http/1":
 			be.Protocol = ProtocolHTTP1
+		case "auto":
+			be.Protocol = ProtocolAuto
 		default:
-			b.errorf(u[0].arg.Span, "unknown backend protocol %q: use h2 or http/1.1", u[0].arg.Text)
+			b.errorf(u[0].arg.Span, "unknown backend protocol %q: use h2, http/1.1 or auto", u[0].arg.Text)
 		}
 	})
 	t.add("GrpcHealthCheck", "[sl]?", func(_ *builder, be *Backend, n *parser.Node, u []unit) {
@@ -65,12 +71,15 @@ func (b *builder) checkHTTP2Backends(s *Service) {
 			if be.GRPCHealth != nil && be.Protocol != ProtocolH2 {
 				b.errorf(parser.Span(be.GRPCHealth.Pos), "GrpcHealthCheck needs an HTTP/2 backend (Protocol h2)")
 			}
+			if be.Protocol == ProtocolAuto && !be.HTTPS {
+				b.errorf(parser.Span(be.ProtocolPos), "Protocol auto needs an HTTPS backend: the protocol is chosen by ALPN, in the TLS handshake")
+			}
 			if first == nil {
 				first = be
 				continue
 			}
 			if be.Protocol != first.Protocol {
-				b.errorf(parser.Span(be.Pos), "service mixes HTTP/1.1 and HTTP/2 (Protocol h2) backends")
+				b.errorf(parser.Span(be.Pos), "service mixes backend protocols (Protocol h2, auto, http/1.1)")
 				b.followf(parser.Span(first.Pos), "the service's first backend is here")
 				return
 			}

@@ -296,9 +296,11 @@ type Backend struct {
 	Disable      string    `json:"disable,omitempty"` // as ListenerTLS
 	NoTLS13      bool      `json:"no_tls13,omitempty"`
 	VerifyList   *FileData `json:"verify_list,omitempty"` // lbd: verify the backend's certificate
-	// Protocol is ProtocolHTTP1 or ProtocolH2 (lbd: config/h2backend.go).
-	Protocol   string      `json:"protocol,omitempty"`
-	GRPCHealth *GRPCHealth `json:"grpc_health,omitempty"`
+	// Protocol is ProtocolHTTP1, ProtocolH2 or ProtocolAuto (lbd:
+	// config/h2backend.go); ProtocolPos is where it was set.
+	Protocol    string      `json:"protocol,omitempty"`
+	ProtocolPos Locus       `json:"-"`
+	GRPCHealth  *GRPCHealth `json:"grpc_health,omitempty"`
 
 	Redirect *Redirect  `json:"redirect,omitempty"` // Kind == redirect
 	Status   int        `json:"status,omitempty"`   // Kind == error

@@ -55,7 +55,7 @@ func backendTLS(o *backend.Options, cb *config.Backend) {
 		o.DialContext = func(context.Context, string, string) (net.Conn, error) { return nil, err }
 		return
 	}
-	o.DialContext = backend.TLSDial(o.DialContext, tc, o.Address)
+	o.DialContext = backendTLSDial(o, cb, tc)
 	o.HTTPS = true
 }
 

@@ -3,6 +3,7 @@ package h2
 import (
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -105,28 +106,32 @@ func TestAbuseIsCut(t *testing.T) {
 }
 
 func TestRequestBodies(t *testing.T) {
+	post := []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h"}
+	withLength := func(n string) []string { return append(append([]string{}, post...), "content-length", n) }
 	tests := []struct {
 		name    string
 		fields  []string
 		frames  []string // DATA payloads; END_STREAM on the last
-		trailer bool     // end with a trailer block instead
+		trailer []string // end with a trailer block of these fields instead
 		reaches string
 	}{
-		{"chunked from frames", []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h"},
-			[]string{"ab", "", "cde"}, false, `POST /u "abcde"`},
-		{"trailers end the body", []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h"},
-			[]string{"ab", "cd"}, true, `POST /u "abcd"`},
-		{"length across frames", []string{":method", "PUT", ":scheme", "https", ":path", "/u", ":authority", "h", "content-length", "6"},
-			[]string{"abc", "def"}, false, `PUT /u "abcdef"`},
-		{"length 0 waits for the end", []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h", "content-length", "0"},
-			[]string{""}, false, `POST /u ""`},
+		{"chunked from frames", post, []string{"ab", "", "cde"}, nil, `POST /u "abcde"`},
+		{"trailers follow a chunked body", post, []string{"ab", "cd"}, []string{"x-sum", "1", "grpc-extra", "a b"},
+			`POST /u "abcd" Grpc-Extra=["a b"] X-Sum=["1"]`},
+		{"trailers without data", post, nil, []string{"x-sum", "0"}, `POST /u "" X-Sum=["0"]`},
+		{"empty trailer block", post, []string{"ab"}, []string{}, `POST /u "ab"`},
+		{"trailers after a length come on the side", withLength("4"), []string{"ab", "cd"}, []string{"x-sum", "1"},
+			`POST /u "abcd" length-trailer="X-Sum: 1\r\n"`},
+		{"length 0 and trailers", withLength("0"), nil, []string{"x-sum", "0"}, `POST /u "" length-trailer="X-Sum: 0\r\n"`},
+		{"length across frames", withLength("6"), []string{"abc", "def"}, nil, `POST /u "abcdef"`},
+		{"length 0 waits for the end", withLength("0"), []string{""}, nil, `POST /u ""`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{}
 			s := New(Options{Handoff: rec.handoff, Log: quietLog()})
 			hc := dialRaw(t, s)
-			hc.sendFrames(1, tt.fields, tt.frames, tt.trailer)
+			hc.sendFrames(1, tt.fields, tt.frames, tt.trailer...)
 			if r := hc.response(1); r.status != "200" {
 				t.Fatalf("response %+v", r)
 			}
@@ -145,7 +150,7 @@ func TestExpectContinue(t *testing.T) {
 	s := New(Options{Handoff: rec.handoff, Log: quietLog()})
 	hc := dialRaw(t, s)
 	fields := []string{":method", "POST", ":scheme", "https", ":path", "/", ":authority", "h", "expect", "100-continue", "content-length", "2"}
-	hc.sendFrames(1, fields, nil, false)
+	hc.sendFrames(1, fields, nil)
 	if st := hc.outcome(1); st != "100" {
 		t.Fatalf("first answer %q, want 100", st)
 	}
@@ -263,11 +268,11 @@ func TestLateFramesAfterAnAnswer(t *testing.T) {
 	s := New(Options{Handoff: rec.handoff, Log: quietLog()})
 	hc := dialRaw(t, s)
 	bad := []string{":method", "POST", ":scheme", "https", ":path", "/", ":authority", "h", "content-length", "x"}
-	hc.sendFrames(1, bad, nil, false) // stream stays open
+	hc.sendFrames(1, bad, nil) // stream stays open
 	if st := hc.outcome(1); st != "400" {
 		t.Fatalf("bad request answered %q", st)
 	}
-	hc.sendFrames(1, nil, nil, true) // late trailers with END_STREAM
+	hc.sendFrames(1, nil, nil, "x-sum", "1") // late trailers with END_STREAM
 	hc.send(3, getFields, "")
 	if r := hc.response(3); r.status != "200" {
 		t.Errorf("next stream: %+v", r)
@@ -316,7 +321,7 @@ func TestTinyDataFramesAreCut(t *testing.T) {
 	s := New(Options{Handoff: proxy.handoff, Log: quietLog()})
 	hc := dialRaw(t, s)
 	post := []string{":method", "POST", ":scheme", "https", ":path", "/", ":authority", "h"}
-	hc.sendFrames(1, post, nil, false)
+	hc.sendFrames(1, post, nil)
 	hc.writes <- func() {
 		for i := 0; i < streamRecvWindow; i++ {
 			if hc.fr.WriteData(1, false, []byte{'x'}) != nil {
@@ -331,4 +336,101 @@ func TestTinyDataFramesAreCut(t *testing.T) {
 	hc.c.Close()
 	<-hc.done
 	proxy.wg.Wait()
+}
+
+// TestMalformedTrailers: a trailer block HTTP/2 or lbd's HTTP/1.1 rules
+// forbid resets the stream; the proxy never gets the request complete.
+func TestMalformedTrailers(t *testing.T) {
+	post := []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h"}
+	tests := []struct {
+		name    string
+		trailer []string
+	}{
+		{"pseudo-header", []string{":path", "/x"}},
+		{"connection-specific", []string{"connection", "close"}},
+		{"te", []string{"te", "trailers"}},
+		{"framing", []string{"content-length", "2"}},
+		{"routing", []string{"host", "other.test"}},
+		{"credentials", []string{"authorization", "Basic eDp5"}},
+		{"upper-case name", []string{"X-Sum", "1"}},
+		{"CR LF in a value", []string{"x-sum", "1\r\nx-b: 2"}},
+		{"over the trailer section bound", []string{"x-big", strings.Repeat("a", 8<<10)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			s := New(Options{Handoff: rec.handoff, Log: quietLog()})
+			hc := dialRaw(t, s)
+			hc.sendFrames(1, post, []string{"ab"}, tt.trailer...)
+			if got := hc.outcome(1); got != "reset PROTOCOL_ERROR" {
+				t.Errorf("outcome %q, want reset PROTOCOL_ERROR", got)
+			}
+			hc.c.Close()
+			<-hc.done
+			rec.wg.Wait()
+			if seen := rec.requests(); len(seen) > 0 {
+				t.Errorf("proxy got %q, want nothing", seen)
+			}
+		})
+	}
+}
+
+// TestRequestTrailerWait: the proxy's wait for the trailers of a body
+// with a length ends when a read deadline is set in the past (how it
+// interrupts body reads), when its patience runs out, and at once when
+// the stream has ended.
+func TestRequestTrailerWait(t *testing.T) {
+	post := []string{":method", "POST", ":scheme", "https", ":path", "/u", ":authority", "h", "content-length", "2"}
+	tests := []struct {
+		name     string
+		patience time.Duration
+		deadline bool // set a past read deadline while it waits
+		end      bool // the client ends the stream (no trailers)
+	}{
+		{"woken by a past read deadline", time.Minute, true, false},
+		{"patience runs out", 200 * time.Millisecond, false, false},
+		{"the stream ended", time.Minute, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := make(chan time.Duration, 1)
+			var wg sync.WaitGroup
+			handoff := func(c net.Conn) bool {
+				return serveFake(&wg, c, func(req *http.Request, err error) bool {
+					if err != nil {
+						return false
+					}
+					io.ReadAll(req.Body) // the 2 bytes of the length
+					if tt.deadline {
+						time.AfterFunc(100*time.Millisecond, func() { c.SetReadDeadline(time.Unix(1, 0)) })
+					}
+					start := time.Now()
+					if tr := c.(*vconn).RequestTrailer(tt.patience); tr != nil {
+						t.Errorf("trailers %q", tr)
+					}
+					got <- time.Since(start)
+					return false
+				})
+			}
+			s := New(Options{Handoff: handoff, Log: quietLog()})
+			hc := dialRaw(t, s)
+			if tt.end {
+				hc.sendFrames(1, post, []string{"ok"})
+			} else {
+				hc.sendFrames(1, post, nil) // HEADERS, then all the body on a stream left open
+				hc.writes <- func() { hc.fr.WriteData(1, false, []byte("ok")) }
+			}
+			select {
+			case d := <-got:
+				if d > 5*time.Second || (tt.end && d > time.Second) {
+					t.Errorf("waited %v", d)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("RequestTrailer did not return")
+			}
+			hc.c.Close()
+			<-hc.done
+			wg.Wait()
+		})
+	}
 }

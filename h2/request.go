@@ -52,7 +52,7 @@ type reqBuilder struct {
 	size                                  int
 	status                                int  // refuse with this status (first reason wins)
 	malformed                             bool // reset the stream with PROTOCOL_ERROR
-	trailers                              bool // a trailer block: checked, not forwarded
+	trailers                              bool // a trailer block: fields holds its lines
 }
 
 func (r *reqBuilder) reset(trailers bool) {
@@ -85,6 +85,7 @@ func (r *reqBuilder) field(f hpack.HeaderField) {
 		return
 	}
 	if r.trailers {
+		r.trailerField(f.Name, f.Value)
 		return
 	}
 	switch f.Name {
@@ -120,6 +121,33 @@ func (r *reqBuilder) field(f hpack.HeaderField) {
 		r.fields = append(r.fields, f.Value...)
 		r.fields = append(r.fields, "\r\n"...)
 	}
+}
+
+// trailerField takes a field of a request's trailer block (RFC 9110
+// §6.5) as an HTTP/1.1 trailer line. A field HTTP/2 calls
+// connection-specific (§8.2.2), or one that lbd's HTTP/1.1 parser refuses
+// in a chunked body's trailer section (framing, routing, credentials:
+// http1.BannedTrailer), makes the block malformed: the stream is reset,
+// and the request never reaches a backend complete. The lines, final
+// CRLF included, stay within what that parser takes (MaxTrailerBytes).
+func (r *reqBuilder) trailerField(name, value string) {
+	if name == "proxy-connection" || http1.BannedTrailer(name) {
+		r.malformed = true // every other connection-specific field is banned too
+		return
+	}
+	r.fields = appendCanonical(r.fields, name)
+	r.fields = append(r.fields, ": "...)
+	r.fields = append(r.fields, value...)
+	r.fields = append(r.fields, "\r\n"...)
+	if len(r.fields)+len("\r\n") > http1.MaxTrailerBytes {
+		r.malformed = true
+	}
+}
+
+// trailer returns a complete trailer block's fields as HTTP/1.1 lines;
+// ok is false when the block is malformed or over the size bound.
+func (r *reqBuilder) trailer() (lines []byte, ok bool) {
+	return r.fields, !r.malformed && r.status == 0
 }
 
 // pseudo takes a pseudo-header field (§8.3.1).

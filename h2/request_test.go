@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -91,6 +92,54 @@ func TestRequestHead(t *testing.T) {
 			}
 			if head != tt.want || req.chunked != tt.chunked || req.hold != tt.hold {
 				t.Errorf("head = %q (chunked %v hold %v)\nwant  %q (chunked %v hold %v)", head, req.chunked, req.hold, tt.want, tt.chunked, tt.hold)
+			}
+		})
+	}
+}
+
+// TestTrailerBlock: the fields of a request's trailer block become
+// HTTP/1.1 trailer lines, or make the block malformed.
+func TestTrailerBlock(t *testing.T) {
+	tests := []struct {
+		name   string
+		fields []string
+		want   string // the lines; "" with ok false = refused
+		ok     bool
+		max    int // SETTINGS_MAX_HEADER_LIST_SIZE, 16 KiB if 0
+	}{
+		{"grpc-style fields", []string{"grpc-status", "0", "x-checksum", "abc"}, "Grpc-Status: 0\r\nX-Checksum: abc\r\n", true, 0},
+		{"empty block", nil, "", true, 0},
+		{"repeated field kept in order", []string{"x-a", "1", "x-a", "2"}, "X-A: 1\r\nX-A: 2\r\n", true, 0},
+		{"empty value", []string{"x-a", ""}, "X-A: \r\n", true, 0},
+		{"pseudo-header", []string{":status", "200"}, "", false, 0},
+		{"connection", []string{"connection", "close"}, "", false, 0},
+		{"proxy-connection", []string{"proxy-connection", "close"}, "", false, 0},
+		{"keep-alive", []string{"keep-alive", "1"}, "", false, 0},
+		{"transfer-encoding", []string{"transfer-encoding", "chunked"}, "", false, 0},
+		{"te", []string{"te", "trailers"}, "", false, 0},
+		{"upgrade", []string{"upgrade", "h2c"}, "", false, 0},
+		{"content-length", []string{"content-length", "1"}, "", false, 0},
+		{"host", []string{"host", "h"}, "", false, 0},
+		{"authorization", []string{"authorization", "x"}, "", false, 0},
+		{"cookie", []string{"cookie", "a=b"}, "", false, 0},
+		{"trailer", []string{"trailer", "x-a"}, "", false, 0},
+		{"content-type", []string{"content-type", "text/plain"}, "", false, 0},
+		{"upper-case name", []string{"X-A", "1"}, "", false, 0},
+		{"NUL in a value", []string{"x-a", "1\x00"}, "", false, 0},
+		{"space around a value", []string{"x-a", "1 "}, "", false, 0},
+		{"trailer section over 8 KiB", []string{"x-a", strings.Repeat("a", 8<<10)}, "", false, 0},
+		{"header list over the limit", []string{"x-a", strings.Repeat("a", 3000), "x-b", strings.Repeat("b", 3000)}, "", false, 4096},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rb := reqBuilder{maxSize: cmp.Or(tt.max, 16<<10)}
+			rb.reset(true)
+			for i := 0; i+1 < len(tt.fields); i += 2 {
+				rb.field(hpack.HeaderField{Name: tt.fields[i], Value: tt.fields[i+1]})
+			}
+			lines, ok := rb.trailer()
+			if ok != tt.ok || (ok && string(lines) != tt.want) {
+				t.Errorf("got %q, %v; want %q, %v", lines, ok, tt.want, tt.ok)
 			}
 		})
 	}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +47,14 @@ func (rec *recorder) handoff(c net.Conn) bool {
 			return false // a truncated body never counts as a request
 		}
 		rec.mu.Lock()
-		rec.seen = append(rec.seen, fmt.Sprintf("%s %s %q", req.Method, req.RequestURI, body))
+		seen := fmt.Sprintf("%s %s %q", req.Method, req.RequestURI, body)
+		for _, k := range slices.Sorted(maps.Keys(req.Trailer)) {
+			seen += fmt.Sprintf(" %s=%q", k, req.Trailer[k]) // a chunked body's trailer section
+		}
+		if t := c.(*vconn).RequestTrailer(time.Second); len(t) > 0 {
+			seen += fmt.Sprintf(" length-trailer=%q", t) // a body with a length: on the side
+		}
+		rec.seen = append(rec.seen, seen)
 		rec.mu.Unlock()
 		_, err = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\nX-Extra: 1\r\n\r\nok")
 		return err == nil
@@ -134,27 +143,30 @@ func (hc *h2conn) send(id uint32, fields []string, data string) {
 
 // sendFrames writes HEADERS (unless fields is empty), then each DATA
 // payload, then END_STREAM: on the last DATA frame, or on a trailer
-// block when trailer is set. With no frames the stream stays open.
-func (hc *h2conn) sendFrames(id uint32, fields []string, frames []string, trailer bool) {
+// block of the trailer fields (name, value pairs) when there are any.
+// With no frames the stream stays open.
+func (hc *h2conn) sendFrames(id uint32, fields []string, frames []string, trailer ...string) {
 	hc.buf.Reset()
 	for i := 0; i+1 < len(fields); i += 2 {
 		hc.enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
 	}
 	block := append([]byte(nil), hc.buf.Bytes()...)
-	var tblock []byte // encoded only when sent: the encoder's table must match the server's
-	if trailer {
+	var tblock []byte // nil: no trailer block
+	if trailer != nil {
 		hc.buf.Reset()
-		hc.enc.WriteField(hpack.HeaderField{Name: "x-sum", Value: "1"})
-		tblock = append(tblock, hc.buf.Bytes()...)
+		for i := 0; i+1 < len(trailer); i += 2 {
+			hc.enc.WriteField(hpack.HeaderField{Name: trailer[i], Value: trailer[i+1]})
+		}
+		tblock = append([]byte{}, hc.buf.Bytes()...)
 	}
 	hc.writes <- func() {
 		if len(fields) > 0 {
 			hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true})
 		}
 		for i, d := range frames {
-			hc.fr.WriteData(id, i == len(frames)-1 && !trailer, []byte(d))
+			hc.fr.WriteData(id, i == len(frames)-1 && tblock == nil, []byte(d))
 		}
-		if trailer {
+		if tblock != nil {
 			hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: tblock, EndHeaders: true, EndStream: true})
 		}
 	}

@@ -126,10 +126,11 @@ func (sc *serverConn) endBlock() http2.ErrCode {
 	case blockIgnore:
 		return 0
 	case blockTrailer:
-		// Trailers end the stream (§8.1); their fields are checked and
-		// dropped, as HTTP/1.1 intermediaries may (RFC 9110 §6.5.1).
+		// Trailers end the stream (§8.1); checked, and passed on with a
+		// chunk-encoded body (vconn.trailers).
 		if v := sc.lookup(id); v != nil {
-			if code := v.trailers(id, sc.blockEnd && !sc.rb.malformed && !sc.blockBad); code != 0 {
+			lines, ok := sc.rb.trailer()
+			if code := v.trailers(id, lines, ok && sc.blockEnd && !sc.blockBad); code != 0 {
 				sc.resetStream(id, code)
 			}
 		}

@@ -66,6 +66,9 @@ type vconn struct {
 	declared int64 // Content-Length, -1 = none
 	received int64 // DATA payload received
 	chunked  bool  // DATA is passed on chunk-encoded
+	// trailer: the trailer lines of a body passed on with its length,
+	// which the HTTP/1.1 stream cannot carry (RequestTrailer).
+	trailer  []byte
 	credited int64 // payload bytes already given back as connection window
 	// streamOwed: consumed payload not yet given back as stream window.
 	streamOwed int64
@@ -304,6 +307,7 @@ func (v *vconn) assign(id uint32, head []byte, req *request, endStream bool, rec
 	}
 	v.id, v.isHEAD, v.held, v.endRecv, v.readAny = id, req.isHEAD, req.hold, endStream, false
 	v.declared, v.received, v.chunked, v.credited, v.streamOwed = req.declared, 0, req.chunked, 0, 0
+	v.trailer = v.trailer[:0]
 	v.in, v.off = append(v.in[:0], head...), 0
 	v.recvWin.Store(recvWin)
 	v.cur.Store(id)
@@ -344,34 +348,20 @@ func (v *vconn) data(id uint32, p []byte, end bool) (http2.ErrCode, bool) {
 		v.in = append(v.in, p...)
 	}
 	if end {
-		return v.endLocked(), true
+		return v.endLocked(nil), true
 	}
 	return 0, true
 }
 
-// trailers takes a trailer block for stream id; ok says it was valid and
-// ended the stream, as trailers must.
-func (v *vconn) trailers(id uint32, ok bool) http2.ErrCode {
-	v.mu.Lock()
-	defer signal(v.ready)
-	defer v.mu.Unlock()
-	switch {
-	case v.id != id:
-		return 0
-	case v.endRecv:
-		return http2.ErrCodeStreamClosed // half-closed (remote), §5.1
-	case !ok:
-		return http2.ErrCodeProtocol
-	}
-	return v.endLocked()
-}
-
-func (v *vconn) endLocked() http2.ErrCode {
+// endLocked ends the request body, with trailer lines if any.
+func (v *vconn) endLocked(trailer []byte) http2.ErrCode {
 	if v.declared >= 0 && v.received != v.declared {
 		return http2.ErrCodeProtocol // less than Content-Length
 	}
 	if v.chunked {
-		v.in = append(v.in, "0\r\n\r\n"...)
+		v.in = append(v.in, "0\r\n"...)
+		v.in = append(v.in, trailer...)
+		v.in = append(v.in, "\r\n"...)
 	}
 	v.endRecv, v.held = true, false
 	return 0

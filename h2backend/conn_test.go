@@ -319,3 +319,51 @@ func TestOpenLiveness(t *testing.T) {
 		t.Errorf("stream on a silent backend: %v", err)
 	}
 }
+
+// TestOpenRequestTrailers: WriteTrailers ends a request with a trailing
+// HEADERS frame after its data, which Go's server reads as the
+// request's trailers; so does a request whose data went with Open.
+func TestOpenRequestTrailers(t *testing.T) {
+	got := make(chan string, 2)
+	addr := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		got <- string(body) + " " + r.Trailer.Get("X-Sum") + " " + r.Trailer.Get("Grpc-Extra") + " " + errString(err)
+	}))
+	p := framePool(t, addr, 2)
+	var tb RequestBlock
+	tb.Field([]byte("X-Sum"), []byte("42"))
+	tb.Field([]byte("grpc-extra"), []byte("a b"))
+	for _, streamed := range []bool{true, false} {
+		data := []byte("hello")
+		if streamed {
+			data = data[:3]
+		}
+		// Go's server keeps only the trailers the head announced.
+		s, _, err := p.Open(context.Background(), block("POST", "/t", "trailer", "X-Sum, Grpc-Extra"), data, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if streamed {
+			if err := s.WriteData([]byte("lo"), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.WriteTrailers(tb.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, _, err := s.ReadHead(); err != nil {
+			t.Fatal(err)
+		}
+		if g := <-got; g != "hello 42 a b <nil>" {
+			t.Errorf("streamed=%v: backend got %q", streamed, g)
+		}
+		s.Close()
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}

@@ -308,6 +308,29 @@ func (s *Stream) WriteData(p []byte, end bool) error {
 	}
 }
 
+// WriteTrailers ends the request with a trailer block (a RequestBlock
+// without Start): a HEADERS frame with END_STREAM after the last DATA
+// (RFC 9113 §8.1). Header frames take no flow-control window.
+func (s *Stream) WriteTrailers(block []byte) error {
+	c := s.c
+	c.mu.Lock()
+	if err := s.writeErr(); err != nil {
+		c.mu.Unlock()
+		if err == errResponseDone {
+			return nil
+		}
+		return err
+	}
+	maxFrame := c.peerFrame
+	w := c.begin()
+	c.mu.Unlock()
+	c.commit(h2frame.AppendHeaders(w, s.id, block, true, maxFrame))
+	s.mu.Lock()
+	s.localEnd = true
+	s.mu.Unlock()
+	return c.flush()
+}
+
 // writeErr says why data can no longer be sent; called with c.mu held.
 // A stream whose response is complete takes no more data, which is then
 // dropped without error (the backend answered without reading it all).

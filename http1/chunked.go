@@ -237,7 +237,7 @@ func (c *ChunkScanner) stepTrailer(b byte) error {
 		case charClass[b]&cToken != 0:
 			c.addNameByte(b)
 		case b == ':':
-			if c.nameLen <= trailerNameCap && bannedTrailer(c.name[:c.nameLen]) {
+			if c.nameLen <= trailerNameCap && BannedTrailer(string(c.name[:c.nameLen])) {
 				return errTrailerBanned
 			}
 			c.state = stTrValue
@@ -276,11 +276,12 @@ func (c *ChunkScanner) addNameByte(b byte) {
 	}
 }
 
-// bannedTrailer lists the fields a trailer must not carry (RFC 9110
-// §6.5.1): a backend that merges trailers into the head would see them as
-// framing, routing or credentials the proxy never checked.
-func bannedTrailer(name []byte) bool {
-	switch string(name) {
+// BannedTrailer lists the fields a trailer must not carry (RFC 9110
+// §6.5.1), by lower-case name: a backend that merges trailers into the
+// head would see them as framing, routing or credentials the proxy never
+// checked. The HTTP/2 front end holds request trailers to the same list.
+func BannedTrailer(name string) bool {
+	switch name {
 	case "content-length", "transfer-encoding", "host", "connection",
 		"keep-alive", "te", "trailer", "upgrade", "expect", "http2-settings",
 		"authorization", "proxy-authorization", "cookie", "set-cookie",

@@ -8,6 +8,10 @@ type dechunker struct {
 	state int
 	left  int64 // data bytes left in the current chunk
 	last  bool  // the size line read was 0: trailers follow
+	// keepTrailer: the trailer lines ("Name: value\r\n") are appended to
+	// trailer, for the HTTP/2 backend paths (h2trailer.go).
+	keepTrailer bool
+	trailer     []byte
 }
 
 const (
@@ -65,14 +69,24 @@ func (d *dechunker) decode(dst, p []byte) []byte {
 				d.state = dcDone
 			default:
 				d.state = dcTrailerL
+				d.keep(c)
 			}
 		case dcTrailerL:
+			d.keep(c)
 			if c == '\n' {
 				d.state = dcTrailer
 			}
 		}
 	}
 	return dst
+}
+
+// keep appends a byte of a trailer line when the trailers are kept; the
+// ChunkScanner bounds them (http1.MaxTrailerBytes).
+func (d *dechunker) keep(c byte) {
+	if d.keepTrailer {
+		d.trailer = append(d.trailer, c)
+	}
 }
 
 func hexVal(c byte) (byte, bool) {

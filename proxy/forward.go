@@ -27,10 +27,17 @@ const continue100 = "HTTP/1.1 100 Continue\r\n\r\n"
 // forward sends the request to a backend and relays the response. It
 // reports whether the client connection is still in a clean state.
 func (c *conn) forward(st *Listener, svc *service.Service) bool {
-	if svc.HTTP2 && c.http2 {
+	h2 := svc.HTTP2
+	if svc.ALPN != nil { // Protocol auto: what the backends chose
+		var known bool
+		if h2, known = svc.ALPN.Decide(svc.Backends); !known {
+			return c.failCause(st, 503, CauseNoBackend)
+		}
+	}
+	if h2 && c.http2 {
 		return c.forwardH2Frames(st, svc)
 	}
-	if svc.HTTP2 {
+	if h2 {
 		return c.forwardHTTP2(st, svc)
 	}
 	req := &c.req

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,8 +21,11 @@ type h2Body struct {
 	st      *Listener
 	onData  func()
 	chunked bool
-	left    int64 // Content-Length bytes still to come
-	dc      dechunker
+	// byLength: the client declared the body's length (an HTTP/2
+	// client's trailers then come from TrailerSource).
+	byLength bool
+	left     int64 // Content-Length bytes still to come
+	dc       dechunker
 	// whole: a chunked body that was complete in the buffer, decoded, so
 	// the stream announces its length and ends with its one DATA frame;
 	// wholeBuf is its buffer, kept from one request to the next.
@@ -30,6 +34,9 @@ type h2Body struct {
 	mu              sync.Mutex            // held by Read for its whole duration
 	closed          bool                  // under mu: no further reads
 	errValue        atomic.Pointer[error] // what ended the body early
+	// hdr is x/net's Request.Trailer for a chunked body, filled at its
+	// end (requestTrailer).
+	hdr http.Header
 }
 
 // keepWhole bounds the whole-body buffer an exchange keeps.
@@ -50,14 +57,15 @@ func newH2Body(c *conn, st *Listener, onData func()) *h2Body {
 // init sets b up for the current request, keeping the buffer of the
 // last whole body for the next one.
 func (b *h2Body) init(c *conn, st *Listener, onData func()) {
-	*b = h2Body{c: c, st: st, onData: onData, wholeBuf: b.wholeBuf}
+	*b = h2Body{c: c, st: st, onData: onData, wholeBuf: b.wholeBuf,
+		dc: dechunker{keepTrailer: true, trailer: b.dc.trailer[:0]}}
 	switch c.req.BodyKind() {
 	case http1.BodyChunked:
 		b.chunked = true
 		c.chunk.Reset()
 		b.takeWhole()
 	case http1.BodyLength:
-		b.left = c.req.ContentLength
+		b.left, b.byLength = c.req.ContentLength, true
 	default:
 		b.state.Store(bodyDone)
 	}
@@ -97,9 +105,14 @@ func (b *h2Body) takeWhole() {
 }
 
 // length is the Content-Length the stream announces, -1 if unknown.
+// A body in hand keeps its length when it is sent again to another
+// backend (inHand counted it as sent: left is 0 by then).
 func (b *h2Body) length() int64 {
-	if b.chunked {
+	switch {
+	case b.chunked:
 		return -1
+	case b.whole != nil:
+		return int64(len(b.whole))
 	}
 	return b.left
 }
@@ -193,6 +206,9 @@ func (b *h2Body) Read(p []byte) (int, error) {
 		c.r += n
 		if done {
 			b.state.Store(bodyDone)
+			if b.hdr != nil {
+				fillTrailer(b.hdr, b.dc.trailer)
+			}
 		}
 		if len(out) > 0 || done {
 			b.onData()
@@ -221,9 +237,11 @@ func (b *h2Body) fill() error {
 func (b *h2Body) Close() error { return nil }
 
 // abort stops reading for good and waits for a read in progress: the
-// connection's buffer may be released after it returns.
+// connection's buffer may be released after it returns. A finished body
+// of an HTTP/2 client may still have the frame path waiting for its
+// trailers (TrailerSource): the past deadline wakes that wait too.
 func (b *h2Body) abort() {
-	if b.finished() {
+	if _, h2Client := b.c.nc.(TrailerSource); b.finished() && !(b.byLength && h2Client) {
 		b.mu.Lock()
 		b.closed = true
 		b.mu.Unlock()

@@ -235,9 +235,17 @@ func (x *h2Exchange) request(b *backend.Backend, head []byte) (*http.Request, er
 	r := (&http.Request{Method: method, URL: u, Host: u.Host, Header: h,
 		Proto: "HTTP/2.0", ProtoMajor: 2}).WithContext(x.ctx)
 	r.ContentLength = x.body.length()
-	if r.ContentLength != 0 {
+	if v := x.announcedTrailers(); v != nil && x.body.chunked {
+		h["Trailer"] = []string{string(v)} // a body in hand: x/net announces its trailers itself
+	}
+	r.Trailer = x.body.requestTrailer()
+	switch {
+	case r.ContentLength != 0:
 		r.Body = x.body
-	} else {
+	case r.Trailer != nil:
+		// x/net sends trailers after a body only: an empty one, then.
+		r.Body, r.ContentLength = x.body, -1
+	default:
 		r.Body = http.NoBody
 	}
 	x.armIdle(b)

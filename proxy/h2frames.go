@@ -99,6 +99,9 @@ func (x *h2Exchange) requestBlock(b *backend.Backend, head []byte) bool {
 		blk.Field(name, bytes.TrimSpace(value))
 	}
 	blk.Field(teB, trailersB) // gRPC servers may insist on a trailers-capable path
+	if v := x.announcedTrailers(); v != nil {
+		blk.Field(trailerB, v)
+	}
 	if n := x.body.length(); n >= 0 {
 		var num [20]byte
 		blk.Field(contentLengthB, strconv.AppendInt(num[:0], n, 10))
@@ -134,9 +137,10 @@ var (
 func (x *h2Exchange) openStream(b *backend.Backend) (*h2backend.Stream, error) {
 	x.armIdleFrames(b)
 	whole, inHand := x.body.inHand()
+	trailed := inHand && len(x.clientTrailer()) > 0 // they follow the data (endRequest)
 	// The connect, if any, is bounded by ConnTO; a client gone meanwhile
 	// cancels the stream once it is open.
-	s, sent, err := b.HTTP2().Open(context.Background(), x.block.Bytes(), whole, inHand)
+	s, sent, err := b.HTTP2().Open(context.Background(), x.block.Bytes(), whole, inHand && !trailed)
 	if err != nil {
 		return nil, err
 	}
@@ -144,9 +148,9 @@ func (x *h2Exchange) openStream(b *backend.Backend) (*h2backend.Stream, error) {
 		return nil, h2backend.ErrCanceled
 	}
 	switch {
-	case inHand && sent < len(whole):
+	case inHand && (sent < len(whole) || trailed):
 		x.activity()
-		if err := s.WriteData(whole[sent:], true); err != nil {
+		if err := x.endRequest(s, whole[sent:]); err != nil {
 			return nil, err
 		}
 	case !inHand:
@@ -165,7 +169,7 @@ func (x *h2Exchange) pump(s *h2backend.Stream) {
 		n, err := x.body.Read(*bp)
 		end := errors.Is(err, io.EOF) || (err == nil && x.body.finished())
 		if n > 0 || end {
-			if werr := s.WriteData((*bp)[:n], end); werr != nil {
+			if werr := x.sendBody(s, (*bp)[:n], end); werr != nil {
 				return
 			}
 		}

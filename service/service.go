@@ -73,6 +73,9 @@ type Service struct {
 	// HTTP2: the service's backends speak HTTP/2 (config Protocol h2;
 	// a service's backends share one protocol).
 	HTTP2 bool
+	// ALPN, for Protocol auto backends, is the protocol their TLS
+	// handshakes chose (nil otherwise): HTTP/2 once it says h2.
+	ALPN *backend.ALPNChoice
 	// Global marks a top-level service (Lua sees its name as "/name").
 	Global     bool
 	scriptName string
@@ -164,6 +167,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 	for _, b := range cfg.Backends {
 		s.HTTP2 = s.HTTP2 || (b.Kind == config.BackendRegular && b.Protocol == config.ProtocolH2)
 	}
+	s.ALPN = backend.ShareALPN(s.Backends)
 	// Pound balances a Redirect listed beside regular backends as one more
 	// backend of its priority (it warns "service mixes regular and
 	// redirect backends"); any other special backend stands alone.
