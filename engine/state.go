@@ -201,8 +201,7 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool, b
 	if v.Backends == nil {
 		v.Backends = make([]adminapi.Backend, 0, len(s.Listing))
 	}
-	offset := len(v.Backends)  // Listing indexes start after the special backend
-	index := backendIndexes(s) // the position each backend gets below
+	offset := len(v.Backends) // Listing indexes start after the special backend
 	for _, en := range s.Listing {
 		if en.Backend == nil {
 			v.Backends = append(v.Backends, e.matrixView(en))
@@ -226,6 +225,7 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool, b
 			return v
 		}
 		ttl := s.Sessions.TTL()
+		index := backendIndexes(s) // the position each backend has above
 		s.Sessions.Each(func(key string, b *backend.Backend, last time.Time) bool {
 			v.Sessions = append(v.Sessions, adminapi.Session{
 				Key: key, Backend: index[b], LastSeen: last, Expire: last.Add(ttl),

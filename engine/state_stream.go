@@ -16,20 +16,20 @@ func (e *Engine) StreamSummary(listener func(li int, l *adminapi.Listener), serv
 	g, servers := e.g, e.servers
 	e.mu.Unlock()
 	now := time.Now()
-	var buf []adminapi.Backend
+	// One Service value for all: passed by pointer to a function value,
+	// a value declared in the loop would be a heap object per service.
+	var sv adminapi.Service
 	for i, l := range g.cfg.Listeners {
 		v := listenerView(g, servers, i)
 		listener(i, &v)
 		for si, s := range g.services[i] {
-			sv := e.listedService(g, s, l.Tunnel, now, false, buf)
+			sv = e.listedService(g, s, l.Tunnel, now, false, sv.Backends)
 			service(i, si, &sv)
-			buf = sv.Backends
 		}
 	}
 	for si, s := range g.global {
-		sv := e.listedService(g, s, false, now, false, buf)
+		sv = e.listedService(g, s, false, now, false, sv.Backends)
 		service(-1, si, &sv)
-		buf = sv.Backends
 	}
 	return e.clusterStatus()
 }
