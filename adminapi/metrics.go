@@ -143,7 +143,9 @@ func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool) {
 			state string
 			n     int
 		}{{"total", len(s.Backends)}, {"enabled", enabled}, {"alive", alive}, {"active", active}} {
-			e.add("pound_backends", "", with(lbl, "state", n.state), strconv.Itoa(n.n))
+			if e.wants("pound_backends") {
+				e.add("pound_backends", "", with(lbl, "state", n.state), strconv.Itoa(n.n))
+			}
 		}
 		for j := range s.Backends {
 			e.backend(with(lbl, "backend", strconv.Itoa(j)), &s.Backends[j], stats)
@@ -152,9 +154,13 @@ func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool) {
 }
 
 // backend adds the samples of one backend.
+// The labels a family needs are built only when the family is written
+// (?family=): lbctl list asks for two of them at 20,000 backends.
 func (e *exposition) backend(lbl [][2]string, b *Backend, stats bool) {
-	e.add("pound_backend_state", "", with(lbl, "state", "alive"), boolValue(b.Alive))
-	e.add("pound_backend_state", "", with(lbl, "state", "enabled"), boolValue(b.Enabled))
+	if e.wants("pound_backend_state") {
+		e.add("pound_backend_state", "", with(lbl, "state", "alive"), boolValue(b.Alive))
+		e.add("pound_backend_state", "", with(lbl, "state", "enabled"), boolValue(b.Enabled))
+	}
 	e.lbdBackend(lbl, b)
 	if stats && b.Requests > 0 {
 		e.add("pound_backend_request_time_avg_nanoseconds", "", lbl, strconv.FormatInt(b.RequestTimeAvg.Nanoseconds(), 10))
