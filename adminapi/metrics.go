@@ -87,6 +87,21 @@ func WriteMetrics(w io.Writer, st *State) error { return WriteMetricsFamilies(w,
 // (all when families is empty): lbctl list reads two of them, which at
 // 20,000 backends is a few MB instead of 200.
 func WriteMetricsFamilies(w io.Writer, st *State, families []string) error {
+	return writeMetrics(w, &summaryStream{st: st}, families)
+}
+
+// WriteStreamedMetrics is WriteMetrics of c's streamed Summary: the
+// services are taken one at a time instead of a State of all of them.
+func WriteStreamedMetrics(w io.Writer, c SummaryStreamer) error {
+	s := pullSummary(c)
+	defer s.close()
+	return writeMetrics(w, s, nil)
+}
+
+// writeMetrics is WriteMetricsFamilies of a Summary, its services taken
+// from s in State's order.
+func writeMetrics(w io.Writer, s *summaryStream, families []string) error {
+	st := s.st
 	v := newPoundView(st)
 	e := newExposition()
 	if len(families) > 0 {
@@ -112,18 +127,26 @@ func WriteMetricsFamilies(w io.Writer, st *State, families []string) error {
 		info := append(append([][2]string(nil), lbl...), [2]string{"address", poundAddress(l)}, [2]string{"protocol", l.protocol()})
 		e.add("pound_listener_info", "", info, "1")
 		e.lbdListener(lbl, l)
-		e.services(lbl, l.Services, st.BackendStats)
+		from := s
+		if v.isControl(i) {
+			from = nil // synthesised here, not in the State
+		}
+		e.services(lbl, l.Services, st.BackendStats, from)
 	}
-	e.services(nil, st.Services, st.BackendStats)
+	e.services(nil, st.Services, st.BackendStats, s)
 	e.cluster(st.Cluster, c.Timestamp)
 	e.acme(st.ACME, c.Timestamp)
 	return e.write(w)
 }
 
-// services adds the service and backend samples below the label prefix.
-func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool) {
+// services adds the service and backend samples below the label prefix,
+// taking each service from the stream when there is one.
+func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool, from *summaryStream) {
 	for i := range svcs {
 		s := &svcs[i]
+		if from != nil {
+			s = from.take(svcs, i)
+		}
 		lbl := withName(append(append([][2]string(nil), prefix...), [2]string{"service", strconv.Itoa(i)}), "service_name", s.Name)
 		e.add("pound_service_enabled", "", lbl, boolValue(s.Enabled))
 		e.lbdService(lbl, s)

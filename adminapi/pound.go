@@ -52,28 +52,29 @@ func NewPoundHandler(c Controller) http.Handler {
 	routes := []struct {
 		method, path string
 		fn           poundFunc
+		listing      bool // may print the full listing (a streamed view)
 	}{
-		{get, "/", a.listAll},
-		{get, "/core{slash:/?}", a.core},
-		{get, "/listener" + restVar, a.listListener},
-		{put, "/listener" + restVar, a.enableListener(true)},
-		{del, "/listener" + restVar, a.enableListener(false)},
-		{get, "/service" + restVar, a.listService},
-		{put, "/service" + restVar, a.enableService(true)},
-		{del, "/service" + restVar, a.enableService(false)},
-		{put, "/session" + restVar, a.addSession},
-		{del, "/session" + restVar, a.deleteSession},
-		{get, "/log" + restVar, a.getLog},
-		{put, "/log" + restVar, a.setLog},
-		{del, "/log" + restVar, a.clearLog},
-		{http.MethodPatch, "/config{slash:/?}", a.reload},
-		{get, "/cluster" + restVar, a.cluster},
+		{get, "/", a.listAll, true},
+		{get, "/core{slash:/?}", a.core, false},
+		{get, "/listener" + restVar, a.listListener, true},
+		{put, "/listener" + restVar, a.enableListener(true), false},
+		{del, "/listener" + restVar, a.enableListener(false), false},
+		{get, "/service" + restVar, a.listService, false},
+		{put, "/service" + restVar, a.enableService(true), false},
+		{del, "/service" + restVar, a.enableService(false), false},
+		{put, "/session" + restVar, a.addSession, false},
+		{del, "/session" + restVar, a.deleteSession, false},
+		{get, "/log" + restVar, a.getLog, false},
+		{put, "/log" + restVar, a.setLog, false},
+		{del, "/log" + restVar, a.clearLog, false},
+		{http.MethodPatch, "/config{slash:/?}", a.reload, false},
+		{get, "/cluster" + restVar, a.cluster, false},
 	}
 	// A service's sessions, paged (session_page.go); before the routes,
 	// whose GET /listener would read "sessions" as a backend.
 	r.Methods(get).Path("/listener{rest:/[^/]+/[^/]+}/sessions").HandlerFunc(a.poundSessionPage)
 	for _, rt := range routes {
-		r.Methods(rt.method).Path(rt.path).Handler(a.wrap(rt.fn))
+		r.Methods(rt.method).Path(rt.path).Handler(a.wrapView(rt.fn, rt.listing))
 	}
 	// lbd's backend changes (pound_backend.go).
 	r.Methods(http.MethodPatch).Path("/listener" + restVar).Handler(a.wrapExt(a.patchBackend(false)))
@@ -111,19 +112,28 @@ func poundNotFound(w http.ResponseWriter, r *http.Request) {
 // wrap validates ?indent, takes the snapshot, runs the endpoint and sends
 // its reply. indent is checked before any change is made (Pound checks it
 // only when sending, after the change).
-func (a *poundAPI) wrap(fn poundFunc) http.Handler {
+func (a *poundAPI) wrap(fn poundFunc) http.Handler { return a.wrapView(fn, false) }
+
+// wrapView is wrap for an endpoint that prints the full listing when
+// listing is set and its path selects no listener: with
+// ?sessions=count, its view then streams the services.
+func (a *poundAPI) wrapView(fn poundFunc, listing bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		indent, ok := parseIndent(r.URL.RawQuery)
 		if !ok {
 			poundRefuse(w, r, errIndent)
 			return
 		}
-		view, e := a.view(r)
+		rest := mux.Vars(r)["rest"]
+		view, e := a.view(r, listing && fullListing(rest))
 		if e != nil {
 			poundRefuse(w, r, e)
 			return
 		}
-		q := &poundReq{r: r, rest: mux.Vars(r)["rest"], view: view}
+		if view.stream != nil {
+			defer view.stream.close()
+		}
+		q := &poundReq{r: r, rest: rest, view: view}
 		v, e := fn(q)
 		if e != nil {
 			poundRefuse(w, r, e)
@@ -136,11 +146,16 @@ func (a *poundAPI) wrap(fn poundFunc) http.Handler {
 // view takes the snapshot a request needs: the whole State, or with
 // ?sessions=count (an lbd extension) a Summary whose services show
 // their session counts instead of copying every session.
-func (a *poundAPI) view(r *http.Request) (*poundView, *apiError) {
+func (a *poundAPI) view(r *http.Request, full bool) (*poundView, *apiError) {
 	mode, ok := queryParam(r.URL.RawQuery, "sessions")
 	switch {
 	case !ok:
 		return newPoundView(a.c.State()), nil
+	case mode == "count" && full:
+		s := streamSummary(a.c)
+		v := newPoundView(s.st)
+		v.opts.countSessions, v.stream = true, s
+		return v, nil
 	case mode == "count":
 		v := newPoundView(summary(a.c))
 		v.opts.countSessions = true
@@ -148,6 +163,10 @@ func (a *poundAPI) view(r *http.Request) (*poundView, *apiError) {
 	}
 	return nil, refuse(http.StatusBadRequest, "sessions=%s: the one value is count (the sessions themselves: GET /listener/L/S/sessions)", mode)
 }
+
+// fullListing reports whether the object path after /listener (or /)
+// selects the full listing, as parseListenerPath reads it.
+func fullListing(rest string) bool { return rest == "" || rest == "/" || rest == "/-" }
 
 // errIndent refuses a bad ?indent.
 var errIndent = &apiError{status: http.StatusBadRequest, reason: "indent must be a number from 0 to 80"}
@@ -264,10 +283,13 @@ func poundError(w http.ResponseWriter, r *http.Request, status int) {
 
 // metrics serves the OpenMetrics exposition on the control socket, from
 // a Summary: the metrics count sessions, they do not list them, and a
-// State copies every session table (a million sessions on each scrape).
+// State copies every session table (a million sessions on each scrape);
+// streamed when the Controller can (summary_stream.go).
 func (a *poundAPI) metrics(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
-	if err := WriteMetricsFamilies(&b, summary(a.c), r.URL.Query()["family"]); err != nil {
+	s := streamSummary(a.c)
+	defer s.close()
+	if err := writeMetrics(&b, s, r.URL.Query()["family"]); err != nil {
 		poundRefuse(w, r, refuse(http.StatusInternalServerError, "metrics: %v", err))
 		return
 	}

@@ -41,7 +41,7 @@ func (a *poundAPI) wrapExt(fn poundExtFunc) http.Handler {
 			writeRefusal(w, errIndent)
 			return
 		}
-		view, e := a.view(r)
+		view, e := a.view(r, false)
 		if e != nil {
 			writeRefusal(w, e)
 			return

@@ -23,6 +23,9 @@ type poundView struct {
 	listeners []Listener
 	control   bool // listeners[0] is the synthesised control listener
 	opts      poundOpts
+	// stream, for a full listing, hands over st's services as they
+	// are printed (summary_stream.go); nil: st holds them.
+	stream *summaryStream
 }
 
 // poundOpts are how a view serialises services and backends.
@@ -275,7 +278,7 @@ func (v *poundView) all() jobject {
 		add("core", poundCore(&v.st.Core)).
 		add("kind", "pound").
 		add("listeners", ls).
-		add("services", poundServices(v.st.Services, v.opts))
+		add("services", v.serviceList(v.st.Services, false))
 }
 
 // poundCore is GET /core.
@@ -303,7 +306,7 @@ func (v *poundView) listener(l *Listener) jobject {
 		add("enabled", l.Enabled).
 		add("kind", "listener").
 		add("name", strOrNull(l.Name)).
-		add("services", poundServices(l.Services, v.opts))
+		add("services", v.serviceList(l.Services, v.isControl(0) && l == &v.listeners[0]))
 	if l.HTTPS {
 		o = o.add("nohttps11", l.NoHTTPS11)
 	}
@@ -347,9 +350,15 @@ func poundAddress(l *Listener) string {
 	return net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 }
 
-// poundServices serialises svcs, each service as it is printed.
-func poundServices(svcs []Service, o poundOpts) jlist {
-	return jlist{n: len(svcs), item: func(i int) any { return poundService(&svcs[i], o) }}
+// serviceList serialises svcs, each service as it is printed: from the
+// view's stream, when it has one, unless they are the synthesised
+// control listener's (own).
+func (v *poundView) serviceList(svcs []Service, own bool) jlist {
+	o, stream := v.opts, v.stream
+	if stream == nil || own {
+		return jlist{n: len(svcs), item: func(i int) any { return poundService(&svcs[i], o) }}
+	}
+	return jlist{n: len(svcs), item: func(i int) any { return poundService(stream.take(svcs, i), o) }}
 }
 
 // poundSessions serialises sessions as Pound lists them in a service.

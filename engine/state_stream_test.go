@@ -9,13 +9,9 @@ import (
 	"lbd/adminapi"
 )
 
-// TestStreamSummaryMatchesSummary checks that the sampler's stream
-// hands over what Summary holds, in State's order, although it reuses
-// one service's backends from service to service (services of 3, 1 and
-// 2 backends, so a shorter one follows a longer one), listeners first
-// then the global services.
-func TestStreamSummaryMatchesSummary(t *testing.T) {
-	src := twoBackends + `ListenHTTP
+// streamCfg: listeners of services of 2, 3 and 1 backends, and a
+// global service of 2 (PRIO is twoBackends' priority).
+const streamCfg = twoBackends + `ListenHTTP
 	Address 127.0.0.1
 	Port 18081
 	Service "three"
@@ -50,7 +46,14 @@ Service "global"
 	End
 End
 `
-	e, err := New(load(t, strings.Replace(src, "PRIO", "5", 1)), Options{Log: quietLog()})
+
+// TestStreamSummaryMatchesSummary checks that the sampler's stream
+// hands over what Summary holds, in State's order, although it reuses
+// one service's backends from service to service (services of 3, 1 and
+// 2 backends, so a shorter one follows a longer one), listeners first
+// then the global services.
+func TestStreamSummaryMatchesSummary(t *testing.T) {
+	e, err := New(load(t, strings.Replace(streamCfg, "PRIO", "5", 1)), Options{Log: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,5 +93,51 @@ End
 	}
 	if !reflect.DeepEqual(got.Cluster, want.Cluster) {
 		t.Errorf("cluster %+v, want %+v", got.Cluster, want.Cluster)
+	}
+}
+
+// TestStreamedSummaryMatchesSummary: the State StreamedSummary returns
+// is Summary's with zero services, and its services, yielded in one
+// reused value, are Summary's in State's order.
+func TestStreamedSummaryMatchesSummary(t *testing.T) {
+	e, err := New(load(t, strings.Replace(streamCfg, "PRIO", "5", 1)), Options{Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := e.Summary()
+	got, services := e.StreamedSummary()
+	var all []*adminapi.Service // where the yielded values go, in order
+	for li := range got.Listeners {
+		if n, m := len(got.Listeners[li].Services), len(want.Listeners[li].Services); n != m {
+			t.Fatalf("listener %d: %d services, want %d", li, n, m)
+		}
+		for si := range got.Listeners[li].Services {
+			if !reflect.DeepEqual(got.Listeners[li].Services[si], adminapi.Service{}) {
+				t.Fatalf("listener %d: service %d is not a zero Service", li, si)
+			}
+			all = append(all, &got.Listeners[li].Services[si])
+		}
+	}
+	for si := range got.Services {
+		all = append(all, &got.Services[si])
+	}
+	n := 0
+	for s := range services {
+		if n >= len(all) {
+			t.Fatalf("more than %d services yielded", len(all))
+		}
+		*all[n] = *s
+		all[n].Backends = slices.Clone(s.Backends)
+		n++
+	}
+	if n != len(all) {
+		t.Fatalf("%d services yielded, want %d", n, len(all))
+	}
+	got.Core.Timestamp, got.Core.Uptime = want.Core.Timestamp, want.Core.Uptime
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("streamed summary:\n got %+v\nwant %+v", got, want)
+	}
+	for range services { // stopping early is allowed
+		break
 	}
 }

@@ -1,0 +1,109 @@
+package adminapi
+
+import (
+	"bytes"
+	"iter"
+	"net/http"
+	"testing"
+)
+
+// streamFake is the fake whose Summary is also streamed, as the engine
+// streams it: zero services in the State, the services one at a time
+// in one reused value, which is overwritten after it was handed over.
+type streamFake struct {
+	*fakeCtl
+	streamed int // services handed over
+}
+
+func (f *streamFake) StreamedSummary() (*State, iter.Seq[*Service]) {
+	full := f.State()
+	st := cloneState(full)
+	for li := range st.Listeners {
+		st.Listeners[li].Services = make([]Service, len(full.Listeners[li].Services))
+	}
+	if full.Services != nil {
+		st.Services = make([]Service, len(full.Services))
+	}
+	return st, func(yield func(*Service) bool) {
+		var sv Service
+		each := func(svcs []Service) bool {
+			for i := range svcs {
+				sv = svcs[i]
+				sv.Backends = append(sv.Backends[:0:0], svcs[i].Backends...)
+				f.streamed++
+				ok := yield(&sv)
+				sv = Service{Name: "overwritten", Backends: sv.Backends[:0]}
+				if !ok {
+					return false
+				}
+			}
+			return true
+		}
+		for li := range full.Listeners {
+			if !each(full.Listeners[li].Services) {
+				return
+			}
+		}
+		each(full.Services)
+	}
+}
+
+// TestStreamedListing: the full listings with ?sessions=count are printed
+// from the streamed services, byte for byte what the State gives; the
+// other replies do not stream.
+func TestStreamedListing(t *testing.T) {
+	plain := NewPoundHandler(newFake())
+	sf := &streamFake{fakeCtl: newFake()}
+	streamed := NewPoundHandler(sf)
+	total := 0
+	for _, l := range sf.State().Listeners {
+		total += len(l.Services)
+	}
+	total += len(sf.State().Services)
+	tests := []struct {
+		path    string
+		streams bool
+	}{
+		{"/?sessions=count", true},
+		{"/listener?sessions=count", true},
+		{"/listener/?sessions=count&indent=2", true},
+		{"/listener/-?sessions=count", true},
+		{"/listener/1?sessions=count", false},
+		{"/listener/1/0?sessions=count", false},
+		{"/service/0?sessions=count", false},
+		{"/listener", false},
+		{"/", false},
+		{"/metrics", true},
+		{"/metrics?family=pound_backend_requests&family=lbd_service_state", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			want := do(plain, http.MethodGet, tc.path, "")
+			before := sf.streamed
+			got := do(streamed, http.MethodGet, tc.path, "")
+			if got.Code != http.StatusOK || got.Code != want.Code || got.Body.String() != want.Body.String() {
+				t.Fatalf("streamed reply %d:\n%s\nwant %d:\n%s", got.Code, got.Body, want.Code, want.Body)
+			}
+			n := sf.streamed - before
+			if tc.streams && n != total || !tc.streams && n != 0 {
+				t.Errorf("%d services streamed, want %d (streams: %v)", n, total, tc.streams)
+			}
+		})
+	}
+}
+
+// TestWriteStreamedMetrics: the Metrics backend's exposition from the
+// streamed services is WriteMetrics' of the State.
+func TestWriteStreamedMetrics(t *testing.T) {
+	sf := &streamFake{fakeCtl: newFake()}
+	var want, got bytes.Buffer
+	if err := WriteMetrics(&want, sf.State()); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStreamedMetrics(&got, sf); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() || sf.streamed == 0 {
+		t.Fatalf("streamed (%d services):\n%s\nwant:\n%s", sf.streamed, got.String(), want.String())
+	}
+}
