@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gorilla/mux"
 )
@@ -17,6 +18,10 @@ const restVar = "{rest:(?s:/.*)?}"
 // control_endpoint table).
 type poundAPI struct {
 	c Controller
+	// listingSize is the length of the last full listing, which the
+	// next one's buffer starts at (a bit more than it, as a service
+	// more would otherwise double the buffer).
+	listingSize atomic.Int64
 }
 
 // poundReq is one parsed request handed to a Pound endpoint.
@@ -139,7 +144,14 @@ func (a *poundAPI) wrapView(fn poundFunc, listing bool) http.Handler {
 			poundRefuse(w, r, e)
 			return
 		}
-		writePoundReply(w, "application/json", encodeJSON(v, poundStyle(indent)))
+		if view.stream == nil {
+			writePoundReply(w, "application/json", encodeJSON(v, poundStyle(indent)))
+			return
+		}
+		last := a.listingSize.Load()
+		body := encodeJSONSized(v, poundStyle(indent), int(last+last/16))
+		a.listingSize.Store(int64(len(body)))
+		writePoundReply(w, "application/json", body)
 	})
 }
 
