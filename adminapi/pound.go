@@ -114,13 +114,10 @@ func poundNotFound(w http.ResponseWriter, r *http.Request) {
 	poundRefuse(w, r, refuse(http.StatusMethodNotAllowed, "%s is not a method of %s", r.Method, r.URL.Path))
 }
 
-// wrap validates ?indent, takes the snapshot, runs the endpoint and sends
-// its reply. indent is checked before any change is made (Pound checks it
-// only when sending, after the change).
-func (a *poundAPI) wrap(fn poundFunc) http.Handler { return a.wrapView(fn, false) }
-
-// wrapView is wrap for an endpoint that prints the full listing when
-// listing is set and its path selects no listener: with
+// wrapView validates ?indent, takes the snapshot, runs the endpoint and
+// sends its reply. indent is checked before any change is made (Pound
+// checks it only when sending, after the change). listing: the endpoint
+// prints the full listing when its path selects no listener; with
 // ?sessions=count, its view then streams the services.
 func (a *poundAPI) wrapView(fn poundFunc, listing bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
