@@ -2,8 +2,10 @@ package adminapi
 
 import (
 	"bytes"
+	"cmp"
 	"iter"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -13,10 +15,16 @@ import (
 type streamFake struct {
 	*fakeCtl
 	streamed int // services handed over
+	states   int // State calls
+}
+
+func (f *streamFake) State() *State {
+	f.states++
+	return f.fakeCtl.State()
 }
 
 func (f *streamFake) StreamedSummary() (*State, iter.Seq[*Service]) {
-	full := f.State()
+	full := f.fakeCtl.State()
 	st := cloneState(full)
 	for li := range st.Listeners {
 		st.Listeners[li].Services = make([]Service, len(full.Listeners[li].Services))
@@ -63,30 +71,39 @@ func TestStreamedListing(t *testing.T) {
 	tests := []struct {
 		path    string
 		streams bool
+		status  int // 0: 200
 	}{
-		{"/?sessions=count", true},
-		{"/listener?sessions=count", true},
-		{"/listener/?sessions=count&indent=2", true},
-		{"/listener/-?sessions=count", true},
-		{"/listener/1?sessions=count", false},
-		{"/listener/1/0?sessions=count", false},
-		{"/service/0?sessions=count", false},
-		{"/listener", false},
-		{"/", false},
-		{"/metrics", true},
-		{"/metrics?family=pound_backend_requests&family=lbd_service_state", true},
+		{"/?sessions=count", true, 0},
+		{"/listener?sessions=count", true, 0},
+		{"/listener/?sessions=count&indent=2", true, 0},
+		{"/listener/-?sessions=count", true, 0},
+		{"/listener/1?sessions=count", false, 0},
+		{"/listener/1/0?sessions=count", false, 0},
+		{"/service/0?sessions=count", false, 0},
+		{"/listener", false, 0},
+		{"/", false, 0},
+		{"/metrics", true, 0},
+		{"/metrics?family=pound_backend_requests&family=lbd_service_state", true, 0},
+		{"/core", false, 0},
+		{"/core/?indent=3", false, 0},
+		{"/core?sessions=count", false, 0},
+		{"/core?sessions=all", false, http.StatusBadRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
 			want := do(plain, http.MethodGet, tc.path, "")
-			before := sf.streamed
+			before, states := sf.streamed, sf.states
 			got := do(streamed, http.MethodGet, tc.path, "")
-			if got.Code != http.StatusOK || got.Code != want.Code || got.Body.String() != want.Body.String() {
+			status := cmp.Or(tc.status, http.StatusOK)
+			if got.Code != status || got.Code != want.Code || got.Body.String() != want.Body.String() {
 				t.Fatalf("streamed reply %d:\n%s\nwant %d:\n%s", got.Code, got.Body, want.Code, want.Body)
 			}
 			n := sf.streamed - before
 			if tc.streams && n != total || !tc.streams && n != 0 {
 				t.Errorf("%d services streamed, want %d (streams: %v)", n, total, tc.streams)
+			}
+			if strings.HasPrefix(tc.path, "/core") && sf.states != states {
+				t.Errorf("GET %s took a State", tc.path)
 			}
 		})
 	}
