@@ -60,7 +60,7 @@ func NewPoundHandler(c Controller) http.Handler {
 		reads        viewKind
 	}{
 		{get, "/", a.listAll, readsListing},
-		{get, "/core{slash:/?}", a.core, readsCore},
+		{get, "/core{slash:/?}", a.core, readsHead},
 		{get, "/listener" + restVar, a.listListener, readsListing},
 		{put, "/listener" + restVar, a.enableListener(true), readsState},
 		{del, "/listener" + restVar, a.enableListener(false), readsState},
@@ -73,7 +73,7 @@ func NewPoundHandler(c Controller) http.Handler {
 		{put, "/log" + restVar, a.setLog, readsState},
 		{del, "/log" + restVar, a.clearLog, readsState},
 		{http.MethodPatch, "/config{slash:/?}", a.reload, readsState},
-		{get, "/cluster" + restVar, a.cluster, readsState},
+		{get, "/cluster" + restVar, a.cluster, readsHead},
 	}
 	// A service's sessions, paged (session_page.go); before the routes,
 	// whose GET /listener would read "sessions" as a backend.
@@ -120,7 +120,7 @@ type viewKind int
 const (
 	readsState   viewKind = iota // any of it
 	readsListing                 // the full listing when the path selects no listener
-	readsCore                    // Core only (GET /core, which lbctl sends first every time)
+	readsHead                    // Core and Cluster, no service (GET /core, which every lbctl command sends, and /cluster)
 )
 
 // wrapView validates ?indent, takes the snapshot, runs the endpoint and
@@ -138,11 +138,11 @@ func (a *poundAPI) wrapView(fn poundFunc, reads viewKind) http.Handler {
 		rest := mux.Vars(r)["rest"]
 		var view *poundView
 		var e *apiError
-		if reads == readsCore {
+		if reads == readsHead {
 			if mode, ok := queryParam(r.URL.RawQuery, "sessions"); ok && mode != "count" {
 				e = badSessions(mode)
 			} else {
-				view = a.coreView()
+				view = a.headView()
 			}
 		} else {
 			view, e = a.view(r, reads == readsListing && fullListing(rest))
@@ -197,11 +197,11 @@ func badSessions(mode string) *apiError {
 	return refuse(http.StatusBadRequest, "sessions=%s: the one value is count (the sessions themselves: GET /listener/L/S/sessions)", mode)
 }
 
-// coreView is a view for Core alone: a streamed Summary whose services
-// are never taken costs its counts, where State copied every service,
-// backend and session (27 MB at 10,000 services / 20,000 backends, for
-// each lbctl command's GET /core).
-func (a *poundAPI) coreView() *poundView {
+// headView is a view for Core and Cluster: a streamed Summary whose
+// services are never taken costs their count, where State copied every
+// service, backend and session (27 MB at 10,000 services / 20,000
+// backends, for each lbctl command's GET /core).
+func (a *poundAPI) headView() *poundView {
 	if s, ok := a.c.(SummaryStreamer); ok {
 		st, _ := s.StreamedSummary() // the services are not read
 		return newPoundView(st)

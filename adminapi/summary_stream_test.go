@@ -88,6 +88,7 @@ func TestStreamedListing(t *testing.T) {
 		{"/core/?indent=3", false, 0},
 		{"/core?sessions=count", false, 0},
 		{"/core?sessions=all", false, http.StatusBadRequest},
+		{"/cluster", false, http.StatusNotFound}, // no Cluster section
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestStreamedListing(t *testing.T) {
 			if tc.streams && n != total || !tc.streams && n != 0 {
 				t.Errorf("%d services streamed, want %d (streams: %v)", n, total, tc.streams)
 			}
-			if strings.HasPrefix(tc.path, "/core") && sf.states != states {
+			if (strings.HasPrefix(tc.path, "/core") || tc.path == "/cluster") && sf.states != states {
 				t.Errorf("GET %s took a State", tc.path)
 			}
 		})
@@ -122,5 +123,17 @@ func TestWriteStreamedMetrics(t *testing.T) {
 	}
 	if got.String() != want.String() || sf.streamed == 0 {
 		t.Fatalf("streamed (%d services):\n%s\nwant:\n%s", sf.streamed, got.String(), want.String())
+	}
+}
+
+// TestStreamedCluster: GET /cluster of a member, from the State without
+// services, is what the State gives.
+func TestStreamedCluster(t *testing.T) {
+	plain, sf := newFake(), &streamFake{fakeCtl: newFake()}
+	plain.st.Cluster, sf.fakeCtl.st.Cluster = clusterFixture(), clusterFixture()
+	want := do(NewPoundHandler(plain), http.MethodGet, "/cluster?indent=2", "")
+	got := do(NewPoundHandler(sf), http.MethodGet, "/cluster?indent=2", "")
+	if got.Code != http.StatusOK || got.Body.String() != want.Body.String() || sf.states != 0 {
+		t.Fatalf("streamed %d (%d States):\n%s\nwant %d:\n%s", got.Code, sf.states, got.Body, want.Code, want.Body)
 	}
 }
