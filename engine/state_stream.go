@@ -35,6 +35,14 @@ func (e *Engine) StreamSummary(listener func(li int, l *adminapi.Listener), serv
 	return e.clusterStatus()
 }
 
+// The dashboard's sampler and the listings find these by assertion: a
+// signature drift would silently bring back a State per sample or
+// listing.
+var (
+	_ adminapi.Streamer        = (*Engine)(nil)
+	_ adminapi.SummaryStreamer = (*Engine)(nil)
+)
+
 // StreamedSummary is Summary whose services are made one at a time
 // (adminapi.SummaryStreamer): the State's listeners and global services
 // hold as many zero Services as they have, and services yields each

@@ -338,6 +338,9 @@ type front struct {
 	d *daemon
 }
 
+// The control API streams listings and samples from what it is given.
+var _ adminapi.SummaryStreamer = front{}
+
 // Reload is PATCH /config.
 func (f front) Reload() error { return f.d.reload() }
 
