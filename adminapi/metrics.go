@@ -127,25 +127,27 @@ func writeMetrics(w io.Writer, s *summaryStream, families []string) error {
 		info := append(append([][2]string(nil), lbl...), [2]string{"address", poundAddress(l)}, [2]string{"protocol", l.protocol()})
 		e.add("pound_listener_info", "", info, "1")
 		e.lbdListener(lbl, l)
-		from := s
-		if v.isControl(i) {
-			from = nil // synthesised here, not in the State
+		if v.isControl(i) { // synthesised here, not in the State
+			e.services(lbl, l.Services, len(l.Services), st.BackendStats, nil)
+		} else {
+			e.services(lbl, l.Services, s.count(v.stateIndex(i), l.Services), st.BackendStats, s)
 		}
-		e.services(lbl, l.Services, st.BackendStats, from)
 	}
-	e.services(nil, st.Services, st.BackendStats, s)
+	e.services(nil, st.Services, s.count(-1, st.Services), st.BackendStats, s)
 	e.cluster(st.Cluster, c.Timestamp)
 	e.acme(st.ACME, c.Timestamp)
 	return e.write(w)
 }
 
-// services adds the service and backend samples below the label prefix,
-// taking each service from the stream when there is one.
-func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool, from *summaryStream) {
-	for i := range svcs {
-		s := &svcs[i]
+// services adds the samples of n services and their backends below the
+// label prefix: svcs, or each taken from the stream when there is one.
+func (e *exposition) services(prefix [][2]string, svcs []Service, n int, stats bool, from *summaryStream) {
+	for i := range n {
+		var s *Service
 		if from != nil {
 			s = from.take(svcs, i)
+		} else {
+			s = &svcs[i]
 		}
 		lbl := withName(append(append([][2]string(nil), prefix...), [2]string{"service", strconv.Itoa(i)}), "service_name", s.Name)
 		e.add("pound_service_enabled", "", lbl, boolValue(s.Enabled))

@@ -197,13 +197,13 @@ func badSessions(mode string) *apiError {
 	return refuse(http.StatusBadRequest, "sessions=%s: the one value is count (the sessions themselves: GET /listener/L/S/sessions)", mode)
 }
 
-// headView is a view for Core and Cluster: a streamed Summary whose
-// services are never taken costs their count, where State copied every
+// headView is a view for Core and Cluster: a streamed Summary, whose
+// services are never made, costs neither, where State copied every
 // service, backend and session (27 MB at 10,000 services / 20,000
 // backends, for each lbctl command's GET /core).
 func (a *poundAPI) headView() *poundView {
 	if s, ok := a.c.(SummaryStreamer); ok {
-		st, _ := s.StreamedSummary() // the services are not read
+		st, _, _ := s.StreamedSummary() // the services are not read
 		return newPoundView(st)
 	}
 	return newPoundView(a.c.State())

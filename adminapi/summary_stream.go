@@ -10,22 +10,30 @@ import "iter"
 // 17 MB built for each listing, live while the reply was encoded
 // (issue 36).
 type SummaryStreamer interface {
-	// StreamedSummary returns Summary with zero Services (as many as
-	// Summary has, so that every count and index is Summary's), and
-	// the sequence of those services' Summary, in State's order: each
-	// listener's, then the global ones. The value yielded is reused:
-	// valid until the next one. The two are taken from the same
-	// configuration.
-	StreamedSummary() (*State, iter.Seq[*Service])
+	// StreamedSummary returns Summary without its services (every
+	// Services slice nil), how many services each listener and the
+	// global list have, and the sequence of those services' Summary
+	// in State's order: each listener's, then the global ones. The
+	// value yielded is reused: valid until the next one. All three are
+	// taken from the same configuration.
+	StreamedSummary() (*State, ServiceCounts, iter.Seq[*Service])
+}
+
+// ServiceCounts are the number of services of each listener of a State
+// (by State index) and of its global services.
+type ServiceCounts struct {
+	Listeners []int
+	Global    int
 }
 
 // summaryStream is a Summary whose services come from a sequence, each
 // taken when its turn comes; without a SummaryStreamer, a plain
 // Summary, whose services are taken from it in the same order.
 type summaryStream struct {
-	st   *State
-	next func() (*Service, bool) // nil: st holds the services
-	stop func()
+	st     *State
+	counts ServiceCounts           // when streamed
+	next   func() (*Service, bool) // nil: st holds the services
+	stop   func()
 }
 
 // streamSummary takes the Summary of c, streamed when c can.
@@ -39,14 +47,28 @@ func streamSummary(c Controller) *summaryStream {
 
 // pullSummary takes s's streamed Summary; close ends it.
 func pullSummary(s SummaryStreamer) *summaryStream {
-	st, seq := s.StreamedSummary()
+	st, counts, seq := s.StreamedSummary()
 	next, stop := iter.Pull(seq)
-	return &summaryStream{st: st, next: next, stop: stop}
+	return &summaryStream{st: st, counts: counts, next: next, stop: stop}
+}
+
+// count is the number of services of State listener li (-1: the global
+// ones), whose slice in the State is svcs.
+func (s *summaryStream) count(li int, svcs []Service) int {
+	switch {
+	case s.next == nil:
+		return len(svcs)
+	case li < 0:
+		return s.counts.Global
+	case li < len(s.counts.Listeners):
+		return s.counts.Listeners[li]
+	}
+	return 0
 }
 
 // take returns the service at &svcs[i] when the State holds it, else the
-// next one of the sequence, which must then be that one: the services
-// are taken exactly once each, in State's order.
+// next one of the sequence, which must then be the i-th of its list:
+// the services are taken exactly once each, in State's order.
 func (s *summaryStream) take(svcs []Service, i int) *Service {
 	if s.next == nil {
 		return &svcs[i]

@@ -23,16 +23,16 @@ func (f *streamFake) State() *State {
 	return f.fakeCtl.State()
 }
 
-func (f *streamFake) StreamedSummary() (*State, iter.Seq[*Service]) {
+func (f *streamFake) StreamedSummary() (*State, ServiceCounts, iter.Seq[*Service]) {
 	full := f.fakeCtl.State()
 	st := cloneState(full)
+	counts := ServiceCounts{Global: len(full.Services)}
 	for li := range st.Listeners {
-		st.Listeners[li].Services = make([]Service, len(full.Listeners[li].Services))
+		st.Listeners[li].Services = nil
+		counts.Listeners = append(counts.Listeners, len(full.Listeners[li].Services))
 	}
-	if full.Services != nil {
-		st.Services = make([]Service, len(full.Services))
-	}
-	return st, func(yield func(*Service) bool) {
+	st.Services = nil
+	return st, counts, func(yield func(*Service) bool) {
 		var sv Service
 		each := func(svcs []Service) bool {
 			for i := range svcs {

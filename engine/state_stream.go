@@ -44,27 +44,23 @@ var (
 )
 
 // StreamedSummary is Summary whose services are made one at a time
-// (adminapi.SummaryStreamer): the State's listeners and global services
-// hold as many zero Services as they have, and services yields each
-// service's Summary in State's order, every listener's then the global
-// ones, in one Service value reused from one to the next. Both come
-// from the same configuration, so a reload in between changes neither.
-// A listing of 10,000 services and 20,000 backends is encoded from it
-// without a State of 17 MB being built first (issue 36).
-func (e *Engine) StreamedSummary() (*adminapi.State, iter.Seq[*adminapi.Service]) {
+// (adminapi.SummaryStreamer): the State has no services, counts says
+// how many each listener and the global list have, and services yields
+// each service's Summary in State's order, every listener's then the
+// global ones, in one Service value reused from one to the next. All
+// come from the same configuration, so a reload in between changes
+// none of them. A listing of 10,000 services and 20,000 backends is
+// encoded from it without a State of 17 MB being built first (issue 36).
+func (e *Engine) StreamedSummary() (*adminapi.State, adminapi.ServiceCounts, iter.Seq[*adminapi.Service]) {
 	e.mu.Lock()
 	g, servers := e.g, e.servers
 	e.mu.Unlock()
 	now := time.Now()
 	st := e.stateHead(g, servers, now)
-	// nil where Summary has nil: no listener, no global service.
+	counts := adminapi.ServiceCounts{Listeners: make([]int, len(g.cfg.Listeners)), Global: len(g.global)}
 	for i := range g.cfg.Listeners {
-		v := listenerView(g, servers, i)
-		v.Services = make([]adminapi.Service, len(g.services[i]))
-		st.Listeners = append(st.Listeners, v)
-	}
-	if len(g.global) > 0 {
-		st.Services = make([]adminapi.Service, len(g.global))
+		st.Listeners = append(st.Listeners, listenerView(g, servers, i))
+		counts.Listeners[i] = len(g.services[i])
 	}
 	services := func(yield func(*adminapi.Service) bool) {
 		var sv adminapi.Service
@@ -81,5 +77,5 @@ func (e *Engine) StreamedSummary() (*adminapi.State, iter.Seq[*adminapi.Service]
 			}
 		}
 	}
-	return st, services
+	return st, counts, services
 }

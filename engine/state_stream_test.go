@@ -96,42 +96,40 @@ func TestStreamSummaryMatchesSummary(t *testing.T) {
 	}
 }
 
-// TestStreamedSummaryMatchesSummary: the State StreamedSummary returns
-// is Summary's with zero services, and its services, yielded in one
-// reused value, are Summary's in State's order.
+// TestStreamedSummaryMatchesSummary: StreamedSummary's State is
+// Summary's without the services, its counts Summary's numbers of
+// services, and its services, yielded in one reused value, Summary's in
+// State's order.
 func TestStreamedSummaryMatchesSummary(t *testing.T) {
 	e, err := New(load(t, strings.Replace(streamCfg, "PRIO", "5", 1)), Options{Log: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := e.Summary()
-	got, services := e.StreamedSummary()
-	var all []*adminapi.Service // where the yielded values go, in order
-	for li := range got.Listeners {
-		if n, m := len(got.Listeners[li].Services), len(want.Listeners[li].Services); n != m {
-			t.Fatalf("listener %d: %d services, want %d", li, n, m)
-		}
-		for si := range got.Listeners[li].Services {
-			if !reflect.DeepEqual(got.Listeners[li].Services[si], adminapi.Service{}) {
-				t.Fatalf("listener %d: service %d is not a zero Service", li, si)
-			}
-			all = append(all, &got.Listeners[li].Services[si])
-		}
+	got, counts, services := e.StreamedSummary()
+	if len(counts.Listeners) != len(want.Listeners) || counts.Global != len(want.Services) {
+		t.Fatalf("counts %+v for %d listeners and %d global services", counts, len(want.Listeners), len(want.Services))
 	}
-	for si := range got.Services {
-		all = append(all, &got.Services[si])
-	}
-	n := 0
+	var yielded []adminapi.Service
 	for s := range services {
-		if n >= len(all) {
-			t.Fatalf("more than %d services yielded", len(all))
-		}
-		*all[n] = *s
-		all[n].Backends = slices.Clone(s.Backends)
-		n++
+		c := *s
+		c.Backends = slices.Clone(s.Backends)
+		yielded = append(yielded, c)
 	}
-	if n != len(all) {
-		t.Fatalf("%d services yielded, want %d", n, len(all))
+	for li := range got.Listeners {
+		if got.Listeners[li].Services != nil {
+			t.Fatalf("listener %d has services", li)
+		}
+		if n := counts.Listeners[li]; n != len(want.Listeners[li].Services) || n > len(yielded) {
+			t.Fatalf("listener %d: count %d, want %d (%d yielded)", li, n, len(want.Listeners[li].Services), len(yielded))
+		}
+		got.Listeners[li].Services, yielded = yielded[:counts.Listeners[li]], yielded[counts.Listeners[li]:]
+	}
+	if got.Services != nil || len(yielded) != counts.Global {
+		t.Fatalf("%d global services yielded for a count of %d", len(yielded), counts.Global)
+	}
+	if len(yielded) > 0 {
+		got.Services = yielded
 	}
 	got.Core.Timestamp, got.Core.Uptime = want.Core.Timestamp, want.Core.Uptime
 	if !reflect.DeepEqual(got, want) {
