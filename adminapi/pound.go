@@ -198,7 +198,7 @@ func badSessions(mode string) *apiError {
 }
 
 // headView is a view for Core and Cluster: a streamed Summary, whose
-// services are never made, costs neither, where State copied every
+// services are never made, costs no service at all, where State copied every
 // service, backend and session (27 MB at 10,000 services / 20,000
 // backends, for each lbctl command's GET /core).
 func (a *poundAPI) headView() *poundView {
