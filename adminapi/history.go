@@ -169,6 +169,7 @@ type Observer struct {
 
 	mu     sync.Mutex
 	series map[string]*series
+	key    []byte // record's key, built in place (sampleService)
 	tick   uint64
 	last   time.Time
 
@@ -284,9 +285,11 @@ func (o *Observer) sampleService(li, si int, s *Service, now time.Time, dt float
 	for bi := range s.Backends {
 		c := backendCounters(&s.Backends[bi])
 		sum.add(c)
-		o.record(BackendKey(li, si, &s.Backends[bi], bi), now, dt, c)
+		o.key = appendBackendKey(o.key[:0], li, si, &s.Backends[bi], bi)
+		o.record(o.key, now, dt, c)
 	}
-	o.record(ServiceKey(li, si), now, dt, sum)
+	o.key = appendServiceKey(o.key[:0], li, si)
+	o.record(o.key, now, dt, sum)
 }
 
 // end finishes a sample: the cluster, and the series and watches of
@@ -305,15 +308,18 @@ func (o *Observer) end(cluster *ClusterStatus, now time.Time) {
 	}
 }
 
-func (o *Observer) record(key string, now time.Time, dt float64, c counters) {
-	s := o.series[key]
+// record adds the point of the object named key. The key is a scratch
+// buffer: a string of it is made only for a new series, so a sample of
+// thousands of objects makes no garbage.
+func (o *Observer) record(key []byte, now time.Time, dt float64, c counters) {
+	s := o.series[string(key)]
 	first := s == nil
 	if first {
 		if len(o.series) >= maxSeries {
 			return
 		}
 		s = &series{}
-		o.series[key] = s
+		o.series[string(key)] = s
 	}
 	s.seen = o.tick
 	s.push(now, dt, c, first)
@@ -327,15 +333,26 @@ func backendCounters(b *Backend) counters {
 
 // ServiceKey names a service's series: its listener index (-1 for the
 // global services) and its index, as api/state numbers them.
-func ServiceKey(li, si int) string { return strconv.Itoa(li) + "/" + strconv.Itoa(si) }
+func ServiceKey(li, si int) string { return string(appendServiceKey(nil, li, si)) }
+
+func appendServiceKey(dst []byte, li, si int) []byte {
+	dst = strconv.AppendInt(dst, int64(li), 10)
+	dst = append(dst, '/')
+	return strconv.AppendInt(dst, int64(si), 10)
+}
 
 // BackendKey names a backend's series: by its ID, which stays when a
 // backend before it goes, or by its index for the special backends.
 func BackendKey(li, si int, b *Backend, bi int) string {
+	return string(appendBackendKey(nil, li, si, b, bi))
+}
+
+func appendBackendKey(dst []byte, li, si int, b *Backend, bi int) []byte {
+	dst = appendServiceKey(dst, li, si)
 	if b.ID != "" {
-		return ServiceKey(li, si) + "/" + b.ID
+		return append(append(dst, '/'), b.ID...)
 	}
-	return ServiceKey(li, si) + "/#" + strconv.Itoa(bi)
+	return strconv.AppendInt(append(dst, "/#"...), int64(bi), 10)
 }
 
 // History returns every series' points newer than ms, by key.

@@ -3,6 +3,7 @@ package adminapi
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -122,5 +123,29 @@ func TestPlainJSONStrings(t *testing.T) {
 		if got, want := string(appendJSONString(nil, s)), string(appendJSONEscaped(nil, s)); got != want {
 			t.Errorf("%q: %s, want %s", s, got, want)
 		}
+	}
+}
+
+// TestEncodeSortsCopies: objects printed in key order at every depth
+// (nested objects, objects in arrays and lists, one after another at a
+// level, whose sorted copies share a buffer) and the objects handed in
+// are left as they were built.
+func TestEncodeSortsCopies(t *testing.T) {
+	inner := func(n int) jobject { return jobject{}.add("z", n).add("a", jobject{}.add("y", 1).add("b", 2)) }
+	items := []jobject{inner(1), inner(2), inner(3)}
+	tree := jobject{}.
+		add("list", jlist{n: len(items), item: func(i int) any { return items[i] }}).
+		add("arr", jarray{inner(4), inner(5)}).
+		add("obj", inner(6))
+	want := `{"arr":[{"a":{"b":2,"y":1},"z":4},{"a":{"b":2,"y":1},"z":5}],` +
+		`"list":[{"a":{"b":2,"y":1},"z":1},{"a":{"b":2,"y":1},"z":2},{"a":{"b":2,"y":1},"z":3}],` +
+		`"obj":{"a":{"b":2,"y":1},"z":6}}`
+	for range 2 { // the second time, from the same (untouched) objects
+		if got := string(encodeJSON(tree, poundStyle(0))); strings.ReplaceAll(got, ", ", ",") != want {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	}
+	if tree[0].key != "list" || items[0][0].key != "z" {
+		t.Errorf("the objects were sorted in place: %v, %v", tree, items[0])
 	}
 }

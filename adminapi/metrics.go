@@ -87,6 +87,21 @@ func WriteMetrics(w io.Writer, st *State) error { return WriteMetricsFamilies(w,
 // (all when families is empty): lbctl list reads two of them, which at
 // 20,000 backends is a few MB instead of 200.
 func WriteMetricsFamilies(w io.Writer, st *State, families []string) error {
+	return writeMetrics(w, &summaryStream{st: st}, families)
+}
+
+// WriteStreamedMetrics is WriteMetrics of c's streamed Summary: the
+// services are taken one at a time instead of a State of all of them.
+func WriteStreamedMetrics(w io.Writer, c SummaryStreamer) error {
+	s := pullSummary(c)
+	defer s.close()
+	return writeMetrics(w, s, nil)
+}
+
+// writeMetrics is WriteMetricsFamilies of a Summary, its services taken
+// from s in State's order.
+func writeMetrics(w io.Writer, s *summaryStream, families []string) error {
+	st := s.st
 	v := newPoundView(st)
 	e := newExposition()
 	if len(families) > 0 {
@@ -112,18 +127,28 @@ func WriteMetricsFamilies(w io.Writer, st *State, families []string) error {
 		info := append(append([][2]string(nil), lbl...), [2]string{"address", poundAddress(l)}, [2]string{"protocol", l.protocol()})
 		e.add("pound_listener_info", "", info, "1")
 		e.lbdListener(lbl, l)
-		e.services(lbl, l.Services, st.BackendStats)
+		if v.isControl(i) { // synthesised here, not in the State
+			e.services(lbl, l.Services, len(l.Services), st.BackendStats, nil)
+		} else {
+			e.services(lbl, l.Services, s.count(v.stateIndex(i), l.Services), st.BackendStats, s)
+		}
 	}
-	e.services(nil, st.Services, st.BackendStats)
+	e.services(nil, st.Services, s.count(-1, st.Services), st.BackendStats, s)
 	e.cluster(st.Cluster, c.Timestamp)
 	e.acme(st.ACME, c.Timestamp)
 	return e.write(w)
 }
 
-// services adds the service and backend samples below the label prefix.
-func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool) {
-	for i := range svcs {
-		s := &svcs[i]
+// services adds the samples of n services and their backends below the
+// label prefix: svcs, or each taken from the stream when there is one.
+func (e *exposition) services(prefix [][2]string, svcs []Service, n int, stats bool, from *summaryStream) {
+	for i := range n {
+		var s *Service
+		if from != nil {
+			s = from.take(svcs, i)
+		} else {
+			s = &svcs[i]
+		}
 		lbl := withName(append(append([][2]string(nil), prefix...), [2]string{"service", strconv.Itoa(i)}), "service_name", s.Name)
 		e.add("pound_service_enabled", "", lbl, boolValue(s.Enabled))
 		e.lbdService(lbl, s)
@@ -143,7 +168,9 @@ func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool) {
 			state string
 			n     int
 		}{{"total", len(s.Backends)}, {"enabled", enabled}, {"alive", alive}, {"active", active}} {
-			e.add("pound_backends", "", with(lbl, "state", n.state), strconv.Itoa(n.n))
+			if e.wants("pound_backends") {
+				e.add("pound_backends", "", with(lbl, "state", n.state), strconv.Itoa(n.n))
+			}
 		}
 		for j := range s.Backends {
 			e.backend(with(lbl, "backend", strconv.Itoa(j)), &s.Backends[j], stats)
@@ -152,9 +179,13 @@ func (e *exposition) services(prefix [][2]string, svcs []Service, stats bool) {
 }
 
 // backend adds the samples of one backend.
+// The labels a family needs are built only when the family is written
+// (?family=): lbctl list asks for two of them at 20,000 backends.
 func (e *exposition) backend(lbl [][2]string, b *Backend, stats bool) {
-	e.add("pound_backend_state", "", with(lbl, "state", "alive"), boolValue(b.Alive))
-	e.add("pound_backend_state", "", with(lbl, "state", "enabled"), boolValue(b.Enabled))
+	if e.wants("pound_backend_state") {
+		e.add("pound_backend_state", "", with(lbl, "state", "alive"), boolValue(b.Alive))
+		e.add("pound_backend_state", "", with(lbl, "state", "enabled"), boolValue(b.Enabled))
+	}
 	e.lbdBackend(lbl, b)
 	if stats && b.Requests > 0 {
 		e.add("pound_backend_request_time_avg_nanoseconds", "", lbl, strconv.FormatInt(b.RequestTimeAvg.Nanoseconds(), 10))

@@ -87,6 +87,9 @@ func (e *exposition) lbdListener(lbl [][2]string, l *Listener) {
 // tbfs adds the decisions of the TBF conditions of one scope; tbf is the
 // condition's index there (two may share a key).
 func (e *exposition) tbfs(lbl [][2]string, rls []RateLimit) {
+	if !e.wants("lbd_tbf_decisions") {
+		return
+	}
 	for i := range rls {
 		r := &rls[i]
 		l := append(with(lbl, "tbf", strconv.Itoa(i)), [2]string{"key", r.Key})
@@ -98,6 +101,9 @@ func (e *exposition) tbfs(lbl [][2]string, rls []RateLimit) {
 // acls adds the decisions of the ACL conditions of one scope; acl is the
 // list's index there, acl_name its name when it has one.
 func (e *exposition) acls(lbl [][2]string, as []ACLStats) {
+	if !e.wants("lbd_acl_decisions") {
+		return
+	}
 	for i := range as {
 		a := &as[i]
 		l := withName(with(lbl, "acl", strconv.Itoa(i)), "acl_name", a.Name)
@@ -166,10 +172,12 @@ func (e *exposition) lbdBackend(lbl [][2]string, b *Backend) {
 	e.histogram("lbd_backend_request_duration_seconds", lbl, &b.Durations)
 	e.codes("lbd_backend_responses", lbl, [6]uint64{0, uint64(b.Hits1xx), uint64(b.Hits2xx), uint64(b.Hits3xx), uint64(b.Hits4xx), uint64(b.Hits5xx)})
 	e.histogram("lbd_backend_connect_duration_seconds", lbl, &b.ConnectDurations)
-	e.add("lbd_backend_health_checks", "_total", with(lbl, "result", "success"), strconv.FormatUint(b.ProbesPassed, 10))
-	e.add("lbd_backend_health_checks", "_total", with(lbl, "result", "failure"), strconv.FormatUint(b.ProbesFailed, 10))
+	if e.wants("lbd_backend_health_checks") {
+		e.add("lbd_backend_health_checks", "_total", with(lbl, "result", "success"), strconv.FormatUint(b.ProbesPassed, 10))
+		e.add("lbd_backend_health_checks", "_total", with(lbl, "result", "failure"), strconv.FormatUint(b.ProbesFailed, 10))
+	}
 	e.histogram("lbd_backend_health_check_duration_seconds", lbl, &b.ProbeDurations)
-	if h2 := b.H2Streams; h2 != nil {
+	if h2 := b.H2Streams; h2 != nil && e.wants("lbd_backend_h2_streams") {
 		e.add("lbd_backend_h2_streams", "_total", with(lbl, "path", "frames"), strconv.FormatUint(h2[0], 10))
 		e.add("lbd_backend_h2_streams", "_total", with(lbl, "path", "transport"), strconv.FormatUint(h2[1], 10))
 	}
@@ -186,6 +194,9 @@ func (e *exposition) requests(prefix string, lbl [][2]string, r *RequestStats) {
 
 // stateset adds one sample per state name, 1 for cur and 0 for the others.
 func (e *exposition) stateset(fam string, lbl [][2]string, cur string) {
+	if !e.wants(fam) {
+		return
+	}
 	for _, s := range stateNames {
 		e.add(fam, "", with(lbl, "state", s), boolValue(s == cur))
 	}

@@ -33,7 +33,7 @@ import (
 // which are Pound's page unless the client accepts JSON.
 type poundExtFunc func(q *poundReq) (any, *apiError)
 
-// wrapExt is wrap for extension endpoints.
+// wrapExt is wrapView for extension endpoints.
 func (a *poundAPI) wrapExt(fn poundExtFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		indent, ok := parseIndent(r.URL.RawQuery)
@@ -41,7 +41,7 @@ func (a *poundAPI) wrapExt(fn poundExtFunc) http.Handler {
 			writeRefusal(w, errIndent)
 			return
 		}
-		view, e := a.view(r)
+		view, e := a.view(r, false)
 		if e != nil {
 			writeRefusal(w, e)
 			return

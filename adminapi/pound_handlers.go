@@ -161,7 +161,7 @@ func (a *poundAPI) sessionTarget(q *poundReq) (poundTarget, *apiError) {
 // the reply shows the change just made (in the form the request asked
 // for: ?sessions=count gives the count, not the table).
 func (a *poundAPI) serviceAfter(q *poundReq, t poundTarget) (any, *apiError) {
-	v, e := a.view(q.r)
+	v, e := a.view(q.r, false)
 	if e != nil {
 		return nil, e
 	}

@@ -23,6 +23,9 @@ type poundView struct {
 	listeners []Listener
 	control   bool // listeners[0] is the synthesised control listener
 	opts      poundOpts
+	// stream, for a full listing, hands over st's services as they
+	// are printed (summary_stream.go); nil: st holds them.
+	stream *summaryStream
 }
 
 // poundOpts are how a view serialises services and backends.
@@ -256,7 +259,7 @@ func (v *poundView) object(t poundTarget) jobject {
 	case t.svc < 0 && t.lst < 0:
 		return v.all()
 	case t.svc < 0:
-		return v.listener(&v.listeners[t.lst])
+		return v.listener(t.lst)
 	}
 	svc := &v.services(t.lst)[t.svc]
 	if t.be < 0 {
@@ -269,13 +272,13 @@ func (v *poundView) object(t poundTarget) jobject {
 func (v *poundView) all() jobject {
 	ls := make(jarray, len(v.listeners))
 	for i := range v.listeners {
-		ls[i] = v.listener(&v.listeners[i])
+		ls[i] = v.listener(i)
 	}
 	return jobject{}.
 		add("core", poundCore(&v.st.Core)).
 		add("kind", "pound").
 		add("listeners", ls).
-		add("services", poundServices(v.st.Services, v.opts))
+		add("services", v.serviceList(v.st.Services, -1))
 }
 
 // poundCore is GET /core.
@@ -296,14 +299,15 @@ func poundCore(c *Core) jobject {
 			add("timeout", seconds(c.Workers.IdleTimeout)))
 }
 
-// listener serialises a listener object.
-func (v *poundView) listener(l *Listener) jobject {
+// listener serialises view listener vi.
+func (v *poundView) listener(vi int) jobject {
+	l := &v.listeners[vi]
 	o := jobject{}.
 		add("address", poundAddress(l)).
 		add("enabled", l.Enabled).
 		add("kind", "listener").
 		add("name", strOrNull(l.Name)).
-		add("services", poundServices(l.Services, v.opts))
+		add("services", v.serviceList(l.Services, vi))
 	if l.HTTPS {
 		o = o.add("nohttps11", l.NoHTTPS11)
 	}
@@ -347,9 +351,17 @@ func poundAddress(l *Listener) string {
 	return net.JoinHostPort(l.Address, strconv.Itoa(l.Port))
 }
 
-// poundServices serialises svcs, each service as it is printed.
-func poundServices(svcs []Service, o poundOpts) jlist {
-	return jlist{n: len(svcs), item: func(i int) any { return poundService(&svcs[i], o) }}
+// serviceList serialises svcs, the services of view listener vi (-1:
+// the global ones), each service as it is printed: from the view's
+// stream, when it has one, unless they are the synthesised control
+// listener's.
+func (v *poundView) serviceList(svcs []Service, vi int) jlist {
+	o, stream := v.opts, v.stream
+	if stream == nil || v.isControl(vi) {
+		return jlist{n: len(svcs), item: func(i int) any { return poundService(&svcs[i], o) }}
+	}
+	n := stream.count(v.stateIndex(vi), svcs)
+	return jlist{n: n, item: func(i int) any { return poundService(stream.take(svcs, i), o) }}
 }
 
 // poundSessions serialises sessions as Pound lists them in a service.

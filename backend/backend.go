@@ -125,6 +125,7 @@ type Backend struct {
 	// connections coming back from requests in flight are closed instead
 	// of pooled, so nothing stays open to a backend no config names.
 	retired atomic.Bool
+	probing atomic.Bool // a health probe is in flight
 	watchField
 	connLimit atomic.Int64 // 0 = unlimited; the control API may change it
 	active    atomic.Int64 // connections checked out (in use)
@@ -137,7 +138,6 @@ type Backend struct {
 	latencySum  atomic.Int64    // ns, over the requests that got a status
 	errors      atomic.Int64
 	connectTime atomic.Int64 // average connect time in ns; -1 = none
-	probing     atomic.Bool  // a health probe is in flight
 	// duration and connect are the lbd_backend_* histograms: fixed
 	// arrays of atomics, allocated on the first observation (most of
 	// thousands of backends are never probed), after which recording
@@ -154,23 +154,26 @@ type Backend struct {
 	hookSeq uint64
 	hooks   atomic.Pointer[[]hook]
 
-	network, address, id string
-	probeNet, probeAddr  string
+	// The immutable flags and the group, together rather than each in
+	// a word of its own (20,000 backends: 1.3 MB less, issue 36), and
+	// away from the counters every request writes.
 	hasHA                bool // a separate HAport is probed
+	emergency            bool
+	noPassiveDown        bool
+	https                bool
+	grpcCheck            bool
+	group                int32
+	network, address, id string
+	probeAddr            string // the HAport's, or address
 	// priority and weight change at runtime through the control API
 	// (SetPriority, SetWeight); balancers read them when they rebuild.
 	priority, weight   atomic.Int64
 	connTO             time.Duration
 	timeout, wsTimeout time.Duration
-	emergency          bool
-	group              int
-	noPassiveDown      bool
 	log                Logger
 	dial               DialFunc
 	serverName         string
-	https              bool
 	h2                 *h2backend.Pool // HTTP/2 backends only
-	grpcCheck          bool
 	grpcService        string
 	auto               *AutoALPN // Protocol auto only
 }
@@ -187,7 +190,7 @@ func New(o Options) *Backend {
 		timeout:       o.TimeOut,
 		wsTimeout:     o.WSTimeOut,
 		emergency:     o.Emergency,
-		group:         o.Group,
+		group:         int32(o.Group),
 		noPassiveDown: o.NoPassiveDown,
 		log:           o.Logger,
 		dial:          o.DialContext,
@@ -216,7 +219,7 @@ func New(o Options) *Backend {
 	b.priority.Store(int64(o.Priority))
 	b.weight.Store(int64(max(o.Weight, 1)))
 	b.connLimit.Store(int64(max(o.ConnLimit, 0)))
-	b.probeNet, b.probeAddr = probeTarget(b.network, b.address, o.HAPort)
+	b.probeAddr = probeAddress(b.network, b.address, o.HAPort)
 	b.hasHA = o.HAPort != ""
 	b.enabled.Store(!o.Disabled)
 	b.alive.Store(true)
@@ -239,11 +242,11 @@ func defaultID(network, address string) string {
 	return host + "-" + port
 }
 
-// probeTarget resolves Pound's HAport: a bare port (or ":port") reuses the
+// probeAddress resolves Pound's HAport: a bare port (or ":port") reuses the
 // backend's host, because classic configs write "HAport 8081".
-func probeTarget(network, address, ha string) (string, string) {
+func probeAddress(network, address, ha string) string {
 	if ha == "" {
-		return network, address
+		return address
 	}
 	if !strings.Contains(ha, ":") || strings.HasPrefix(ha, ":") {
 		host := "127.0.0.1"
@@ -252,9 +255,9 @@ func probeTarget(network, address, ha string) (string, string) {
 				host = h
 			}
 		}
-		return "tcp", net.JoinHostPort(host, strings.TrimPrefix(ha, ":"))
+		return net.JoinHostPort(host, strings.TrimPrefix(ha, ":"))
 	}
-	return "tcp", ha
+	return ha
 }
 
 // Network returns "tcp" or "unix".
@@ -291,7 +294,16 @@ func (b *Backend) WSTimeOut() time.Duration { return b.wsTimeout }
 func (b *Backend) Emergency() bool { return b.emergency }
 
 // Group returns the Pound balancer group (see Options.Group).
-func (b *Backend) Group() int { return b.group }
+func (b *Backend) Group() int { return int(b.group) }
 
 // ProbeAddress returns the network and address health probes connect to.
-func (b *Backend) ProbeAddress() (network, address string) { return b.probeNet, b.probeAddr }
+func (b *Backend) ProbeAddress() (network, address string) { return b.probeNetwork(), b.probeAddr }
+
+// probeNetwork is the network health checks dial: TCP to an HAport,
+// else the backend's own (hasHA, not a string per backend).
+func (b *Backend) probeNetwork() string {
+	if b.hasHA {
+		return "tcp"
+	}
+	return b.network
+}

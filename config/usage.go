@@ -12,7 +12,7 @@ type Limits struct {
 
 // ServiceLimits collects what service s uses; detached are cfg.Detached.
 func ServiceLimits(s *Service, detached []*Detached) Limits {
-	u := limitsWalk{detached: detached, seen: map[any]bool{}}
+	u := limitsWalk{detached: detached}
 	u.conds(s.Conditions)
 	u.rules(s.Rewrites.Request)
 	u.rules(s.Rewrites.Response)
@@ -21,7 +21,7 @@ func ServiceLimits(s *Service, detached []*Detached) Limits {
 
 // ListenerLimits collects what listener l's own rules use.
 func ListenerLimits(l *Listener, detached []*Detached) Limits {
-	u := limitsWalk{detached: detached, seen: map[any]bool{}}
+	u := limitsWalk{detached: detached}
 	u.rules(l.Rewrites.Request)
 	u.rules(l.Rewrites.Response)
 	return u.out
@@ -29,8 +29,23 @@ func ListenerLimits(l *Listener, detached []*Detached) Limits {
 
 type limitsWalk struct {
 	detached []*Detached
-	seen     map[any]bool // filters, files and detached conditions met
-	out      Limits
+	// seen holds the filters, files and detached conditions met; made
+	// at the first, as most services have none and the dashboard's
+	// sampler walks every service each second.
+	seen map[any]bool
+	out  Limits
+}
+
+// first marks x seen; it reports whether x was new.
+func (u *limitsWalk) first(x any) bool {
+	if u.seen[x] {
+		return false
+	}
+	if u.seen == nil {
+		u.seen = map[any]bool{}
+	}
+	u.seen[x] = true
+	return true
 }
 
 func (u *limitsWalk) rules(rs []*Rule) {
@@ -49,19 +64,15 @@ func (u *limitsWalk) rules(rs []*Rule) {
 func (u *limitsWalk) conds(cs []*Condition) {
 	for _, c := range cs {
 		switch {
-		case c.TBF != nil && !u.seen[c.TBF]:
-			u.seen[c.TBF] = true
+		case c.TBF != nil && u.first(c.TBF):
 			u.out.TBFs = append(u.out.TBFs, c.TBF)
-		case c.Kind == CondACL && c.ACL != nil && !u.seen[c.ACL]:
-			u.seen[c.ACL] = true
+		case c.Kind == CondACL && c.ACL != nil && u.first(c.ACL):
 			u.out.ACLs = append(u.out.ACLs, c.ACL)
-		case c.Auth != nil && !u.seen[c.Auth]:
-			u.seen[c.Auth] = true
+		case c.Auth != nil && u.first(c.Auth):
 			u.out.Files = append(u.out.Files, c.Auth)
 		case c.Kind == CondEval:
 			for _, d := range u.detached {
-				if d.Name == c.Name && !u.seen[d] {
-					u.seen[d] = true
+				if d.Name == c.Name && u.first(d) {
 					u.conds(d.Conds)
 				}
 			}

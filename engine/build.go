@@ -448,11 +448,14 @@ func (b *builder) listener(l *config.Listener, own []*service.Service, env *rule
 	st.Detached = len(env.Detached)
 	st.Combine = cfg.CombineHeaders
 	// A diagnostic is about a request on this listener: it names it.
-	name := listenerName(l)
-	st.Diag = func(msg string) { b.log.WithField(msglog.Listener, name).Warn(msg) }
+	// The closures take the logger, not b: the builder's prev is the
+	// previous graph, which a closure on b would keep alive (and through
+	// its own listeners' closures every graph before it, issue 36).
+	name, log := listenerName(l), b.log
+	st.Diag = func(msg string) { log.WithField(msglog.Listener, name).Warn(msg) }
 	if l.WAF != nil && l.WAF.Engine != nil {
 		st.WAF = l.WAF.Engine
-		st.WAF.SetLog(func(msg string) { b.log.WithField(msglog.Listener, name).Warn("[WAF] " + msg) })
+		st.WAF.SetLog(func(msg string) { log.WithField(msglog.Listener, name).Warn("[WAF] " + msg) })
 	}
 	return st, nil
 }

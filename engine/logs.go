@@ -72,7 +72,7 @@ func (e *Engine) attach(g *graph) {
 	}
 	for _, st := range g.listeners {
 		// Summary: the metrics count sessions, they need no copy of the tables.
-		st.Metrics = func(w io.Writer) error { return adminapi.WriteMetrics(w, e.Summary()) }
+		st.Metrics = func(w io.Writer) error { return adminapi.WriteStreamedMetrics(w, e) }
 		st.MetricsType = adminapi.MetricsContentType
 		st.Control = e.control
 		st.Dashboard = e.dash

@@ -60,6 +60,25 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 	g, servers := e.g, e.servers
 	e.mu.Unlock()
 	now := time.Now()
+	st := e.stateHead(g, servers, now)
+	for i, l := range g.cfg.Listeners {
+		v := listenerView(g, servers, i)
+		// Sized once: at thousands of services append's regrowth was
+		// half the garbage of a snapshot.
+		v.Services = make([]adminapi.Service, 0, len(g.services[i]))
+		for _, s := range g.services[i] {
+			v.Services = append(v.Services, e.listedService(g, s, l.Tunnel, now, sessions, nil))
+		}
+		st.Listeners = append(st.Listeners, v)
+	}
+	for _, s := range g.global {
+		st.Services = append(st.Services, e.listedService(g, s, false, now, sessions, nil))
+	}
+	return st
+}
+
+// stateHead is the State of g but its listeners and services.
+func (e *Engine) stateHead(g *graph, servers []*server, now time.Time) *adminapi.State {
 	st := &adminapi.State{
 		Core: adminapi.Core{
 			Version: Version, GoVersion: runtime.Version(), PID: os.Getpid(), Timestamp: now, Uptime: now.Sub(processStart),
@@ -77,19 +96,6 @@ func (e *Engine) snapshot(sessions bool) *adminapi.State {
 	}
 	if g.cfg.Control != nil {
 		st.ControlSocket = g.cfg.Control.Socket
-	}
-	for i, l := range g.cfg.Listeners {
-		v := listenerView(g, servers, i)
-		// Sized once: at thousands of services append's regrowth was
-		// half the garbage of a snapshot.
-		v.Services = make([]adminapi.Service, 0, len(g.services[i]))
-		for _, s := range g.services[i] {
-			v.Services = append(v.Services, e.listedService(g, s, l.Tunnel, now, sessions, nil))
-		}
-		st.Listeners = append(st.Listeners, v)
-	}
-	for _, s := range g.global {
-		st.Services = append(st.Services, e.listedService(g, s, false, now, sessions, nil))
 	}
 	return st
 }
@@ -201,8 +207,7 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool, b
 	if v.Backends == nil {
 		v.Backends = make([]adminapi.Backend, 0, len(s.Listing))
 	}
-	offset := len(v.Backends)  // Listing indexes start after the special backend
-	index := backendIndexes(s) // the position each backend gets below
+	offset := len(v.Backends) // Listing indexes start after the special backend
 	for _, en := range s.Listing {
 		if en.Backend == nil {
 			v.Backends = append(v.Backends, e.matrixView(en))
@@ -226,6 +231,7 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool, b
 			return v
 		}
 		ttl := s.Sessions.TTL()
+		index := backendIndexes(s) // the position each backend has above
 		s.Sessions.Each(func(key string, b *backend.Backend, last time.Time) bool {
 			v.Sessions = append(v.Sessions, adminapi.Session{
 				Key: key, Backend: index[b], LastSeen: last, Expire: last.Add(ttl),

@@ -129,7 +129,7 @@ func (c *Client) Do(method, path string, body any) (int, []byte, error) {
 		return 0, nil, fmt.Errorf("control socket %s: %w", c.target, unwrapURL(err))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
+	data, err := readReply(resp)
 	if err != nil {
 		return resp.StatusCode, nil, fmt.Errorf("control socket %s: reading reply: %w", c.target, err)
 	}
@@ -147,4 +147,29 @@ func unwrapURL(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// readReply reads a reply of at most maxReply bytes, into a buffer of
+// its announced length when it has one: io.ReadAll's regrowth copied a
+// 5 MB listing a dozen times.
+func readReply(resp *http.Response) ([]byte, error) {
+	body := io.LimitReader(resp.Body, maxReply)
+	n := resp.ContentLength
+	if n <= 0 || n > maxReply {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, 0, n+1) // +1: room to read the EOF without growing
+	for {
+		if len(buf) == cap(buf) { // a body longer than announced
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }

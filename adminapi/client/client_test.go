@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,8 +38,33 @@ func echo(w http.ResponseWriter, r *http.Request) {
 		defer conn.Close()
 		rw.WriteString("HTTP/1.1 204 No Content\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"result\":\"ok\"}")
 		rw.Flush()
+	case "/big", "/big-chunked":
+		if r.URL.Path == "/big" {
+			w.Header().Set("Content-Length", strconv.Itoa(len(bigReply)))
+		}
+		io.WriteString(w, bigReply)
 	default:
 		io.WriteString(w, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Content-Type")+" "+string(body))
+	}
+}
+
+// bigReply is a reply of 1 MB and a bit, of varied bytes.
+var bigReply = strings.Repeat("0123456789abcdef", 1<<16) + "end"
+
+// TestLargeReplies: a large reply arrives whole, read into a buffer of
+// its Content-Length or, chunked, grown as it comes.
+func TestLargeReplies(t *testing.T) {
+	c, err := New(unixServer(t), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/big", "/big-chunked"} {
+		t.Run(path, func(t *testing.T) {
+			body, err := c.Get(path)
+			if err != nil || string(body) != bigReply {
+				t.Fatalf("got %d bytes (%v), want %d", len(body), err, len(bigReply))
+			}
+		})
 	}
 }
 

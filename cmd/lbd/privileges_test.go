@@ -39,6 +39,22 @@ func TestPrivilegesChanged(t *testing.T) {
 	}
 }
 
+// TestStartOnly: what reloads are compared with keeps the start-only
+// settings, so every reload still warns as TestPrivilegesChanged says,
+// and none of the services (the start configuration is garbage once a
+// reload replaced it).
+func TestStartOnly(t *testing.T) {
+	cfg := &config.Config{User: "nobody", Group: "nogroup", RootJail: "/j", Cluster: &config.Cluster{Redis: "127.0.0.1:6379"},
+		Services: []*config.Service{{Name: "s"}}, Listeners: []*config.Listener{{Name: "l"}}}
+	got := startOnly(cfg)
+	if len(privilegesChanged(cfg, got)) != 0 || !sameCluster(cfg.Cluster, got.Cluster) {
+		t.Errorf("start settings lost: %+v", got)
+	}
+	if got.Services != nil || got.Listeners != nil {
+		t.Errorf("services or listeners kept: %d, %d", len(got.Services), len(got.Listeners))
+	}
+}
+
 func TestSuccessorPrivEnv(t *testing.T) {
 	tests := []struct {
 		name string
