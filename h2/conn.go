@@ -62,6 +62,7 @@ type serverConn struct {
 	payload   []byte // HEADERS and CONTINUATION payloads
 	blockSize int    // bytes and frames of the block so far
 	blockN    int
+	flushes   []Flusher     // what request data passed to sinks since the last flush needs
 	maxSeen   atomic.Uint32 // highest client stream id; read by Shutdown
 	resets    int           // streams the client reset
 	answered  atomic.Int64  // streams the proxy answered in full
@@ -113,6 +114,9 @@ func (sc *serverConn) serve() {
 	}
 	for {
 		code, stop, err := sc.readFrame()
+		if len(sc.flushes) > 0 && (err != nil || sc.br.Buffered() == 0) {
+			sc.flushSinks() // the frames read are handled: one write for their data
+		}
 		if err != nil {
 			if !sc.readError(err) {
 				return

@@ -69,6 +69,10 @@ type vconn struct {
 	credited int64 // payload bytes already given back as connection window
 	// streamOwed: consumed payload not yet given back as stream window.
 	streamOwed int64
+	// sink takes request data directly (direct.go); draining: the proxy
+	// may hold request bytes it read and has not passed on yet.
+	sink     RequestSink
+	draining bool
 
 	// Under sc.mu: the stream's send window.
 	sendWin int64
@@ -100,13 +104,16 @@ func newVconn(sc *serverConn) *vconn {
 func (v *vconn) Read(b []byte) (int, error) {
 	for {
 		v.mu.Lock()
+		// The proxy reads again once it has passed on what it read: the
+		// direct path may resume when nothing is queued (direct.go).
+		v.draining = false
 		if v.off < len(v.in) && !v.held {
 			n := copy(b, v.in[v.off:])
 			v.off += n
 			if v.off == len(v.in) {
 				v.in, v.off = v.in[:0], 0
 			}
-			v.readAny = true
+			v.readAny, v.draining = true, true
 			id, stream, conn := v.takeCredit()
 			v.mu.Unlock()
 			if conn > 0 {
@@ -244,7 +251,7 @@ func (v *vconn) release(id uint32, err error) {
 	owed := v.received - v.credited // never read: its window comes back now
 	v.in, v.off = v.in[:0], 0
 	gone := v.onGone
-	v.onGone = nil
+	v.onGone, v.sink = nil, nil
 	v.mu.Unlock()
 	if gone != nil {
 		gone()
@@ -267,7 +274,7 @@ func (v *vconn) finish(id uint32, keepAlive bool) {
 	reuse := keepAlive && v.endRecv && v.off == len(v.in) && v.rerr == nil && !v.closed
 	open := !v.endRecv
 	owed := v.received - v.credited
-	v.id, v.readAny, v.onGone = 0, false, nil
+	v.id, v.readAny, v.onGone, v.sink = 0, false, nil, nil
 	if !reuse {
 		v.dead = true
 		v.in, v.off = v.in[:0], 0
@@ -303,6 +310,7 @@ func (v *vconn) assign(id uint32, head []byte, req *request, endStream bool, rec
 		return false
 	}
 	v.id, v.isHEAD, v.held, v.endRecv, v.readAny = id, req.isHEAD, req.hold, endStream, false
+	v.sink, v.draining = nil, false
 	v.declared, v.received, v.chunked, v.credited, v.streamOwed = req.declared, 0, req.chunked, 0, 0
 	v.in, v.off = append(v.in[:0], head...), 0
 	v.recvWin.Store(recvWin)

@@ -242,6 +242,26 @@ func (c *conn) control(b []byte) {
 	_ = c.flush() // a write error closes the connection: the reader reports it
 }
 
+// queue appends a frame of the reader's own (an acknowledgement, a
+// window update) without writing it: the reader writes once it has
+// handled the frames it read (readLoop), so a burst of messages costs
+// one write for their acknowledgements, not one each.
+func (c *conn) queue(b []byte) {
+	w := c.begin()
+	c.commit(append(w, b...))
+}
+
+// flushQueued writes what the reader queued, unless another goroutine
+// is writing already (it takes it along).
+func (c *conn) flushQueued() {
+	c.wmu.Lock()
+	pending := len(c.wbuf) > 0 && !c.flushing
+	c.wmu.Unlock()
+	if pending {
+		_ = c.flush() // a write error closes the connection: the reader reports it
+	}
+}
+
 // reserve takes a stream slot for Pool.Open; called with the pool's lock.
 func (c *conn) reserve() bool {
 	c.mu.Lock()
@@ -366,6 +386,9 @@ func (c *conn) readLoop() {
 	for {
 		code, err := c.readFrame()
 		c.framesRead.Add(1)
+		if c.br.Buffered() == 0 {
+			c.flushQueued() // before the next read may wait
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 				err = errConnLost
