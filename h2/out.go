@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"io"
 	"net"
 	"runtime"
 	"sync"
@@ -32,6 +33,7 @@ const closeGrace = 2 * time.Second
 // once per event-loop pass); an idle connection still writes at once.
 type outQueue struct {
 	nc      net.Conn
+	w       io.Writer     // nc, or its raw writes (sockio.Raw) on plain TCP
 	timeout time.Duration // write timeout; 0 = none
 
 	mu      sync.Mutex
@@ -47,8 +49,8 @@ type outQueue struct {
 	done        chan struct{} // closed when the writer goroutine ended
 }
 
-func newOutQueue(nc net.Conn, timeout time.Duration) *outQueue {
-	q := &outQueue{nc: nc, timeout: timeout, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newOutQueue(nc net.Conn, w io.Writer, timeout time.Duration) *outQueue {
+	q := &outQueue{nc: nc, w: w, timeout: timeout, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	q.room.L = &q.mu
 	go q.writer()
 	return q
@@ -107,7 +109,7 @@ func (q *outQueue) writer() {
 					q.nc.SetWriteDeadline(time.Unix(0, deadline))
 				}
 			}
-			_, err = q.nc.Write(out)
+			_, err = q.w.Write(out)
 		}
 		q.mu.Lock()
 		if err != nil && q.err == nil {

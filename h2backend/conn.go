@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"lbd/internal/h2frame"
+	"lbd/internal/sockio"
 )
 
 // The frame-level client: lbd's own HTTP/2 client connection, on x/net's
@@ -65,6 +66,7 @@ var (
 type conn struct {
 	pool      *Pool
 	nc        net.Conn
+	w         io.Writer // nc, or its raw writes (sockio.Raw) on plain TCP
 	br        *bufio.Reader
 	fr        *http2.Framer
 	dec       *hpack.Decoder
@@ -117,7 +119,12 @@ func (p *Pool) dialConn(ctx context.Context) (*conn, error) {
 		maxHeader: p.opts.MaxHeaderBytes}
 	c.wroom.L = &c.wmu
 	c.win.L = &c.mu
-	c.br = bufio.NewReaderSize(nc, 16<<10)
+	var rd io.Reader = nc
+	c.w = nc
+	if raw := sockio.NewRaw(nc); raw != nil {
+		rd, c.w = raw, raw
+	}
+	c.br = bufio.NewReaderSize(rd, 16<<10)
 	c.fr = http2.NewFramer(nil, c.br)
 	c.fr.SetReuseFrames()
 	c.fr.SetMaxReadFrameSize(1 << 20)
@@ -204,7 +211,7 @@ func (c *conn) flush() error {
 		out := c.wbuf
 		c.wbuf, c.wspare = c.wspare[:0], nil
 		c.wmu.Unlock()
-		_, err := c.nc.Write(out)
+		_, err := c.w.Write(out)
 		c.wmu.Lock()
 		if cap(out) <= writeCap {
 			c.wspare = out[:0]
