@@ -126,7 +126,7 @@ func (sc *serverConn) serve() {
 	}
 	for {
 		code, stop, err := sc.readFrame()
-		if len(sc.flushes) > 0 && (err != nil || sc.br.Buffered() == 0) {
+		if len(sc.flushes) > 0 && (err != nil || !h2frame.WholeFrameBuffered(sc.br)) {
 			sc.flushSinks() // the frames read are handled: one write for their data
 		}
 		if err != nil {

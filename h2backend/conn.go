@@ -393,7 +393,7 @@ func (c *conn) readLoop() {
 	for {
 		code, err := c.readFrame()
 		c.framesRead.Add(1)
-		if c.br.Buffered() == 0 {
+		if !h2frame.WholeFrameBuffered(c.br) {
 			c.flushQueued() // before the next read may wait
 		}
 		if err != nil {
