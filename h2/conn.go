@@ -2,7 +2,6 @@ package h2
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -15,7 +14,6 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"lbd/internal/h2frame"
-	"lbd/internal/sockio"
 )
 
 // Windows lbd grants: per stream (SETTINGS_INITIAL_WINDOW_SIZE) and for
@@ -95,16 +93,7 @@ func newServerConn(s *Server, c net.Conn) *serverConn {
 	if ti, ok := c.(interface{ SSLHeaders() []byte }); ok {
 		sc.ssl = ti.SSLHeaders()
 	}
-	var rd io.Reader = c
-	var w io.Writer = c
-	if raw := sockio.NewRaw(c); raw != nil { // plain TCP: see sockio.Raw
-		rd, w = raw, raw
-		if p, ok := c.(interface{ TakePrefix() []byte }); ok {
-			if pre := p.TakePrefix(); len(pre) > 0 {
-				rd = io.MultiReader(bytes.NewReader(pre), raw)
-			}
-		}
-	}
+	rd, w := socketIO(c)
 	sc.out = newOutQueue(c, w, s.opts.IdleTimeout)
 	sc.br = bufio.NewReaderSize(rd, 4<<10) // TLS keeps a record buffer of its own
 	sc.fr = http2.NewFramer(nil, sc.br)

@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"runtime"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"lbd/internal/h2frame"
+	"lbd/internal/sockio"
 )
 
 // outCap bounds the bytes waiting to be written on one connection: beyond
@@ -156,4 +158,20 @@ func (q *outQueue) headers(b []byte, id uint32, block []byte, end bool, maxFrame
 		return h2frame.AppendHeaders(b, id, block, end, maxFrame)
 	}
 	return h2frame.AppendHeaders(b, id, block[1:], end, maxFrame)
+}
+
+// socketIO returns what the connection's reader reads and its output
+// queue writes: c itself, or on plain TCP its raw system calls
+// (sockio.Raw), after the bytes the h2c sniffing read ahead.
+func socketIO(c net.Conn) (io.Reader, io.Writer) {
+	raw := sockio.NewRaw(c)
+	if raw == nil {
+		return c, c
+	}
+	if p, ok := c.(interface{ TakePrefix() []byte }); ok {
+		if pre := p.TakePrefix(); len(pre) > 0 {
+			return io.MultiReader(bytes.NewReader(pre), raw), raw
+		}
+	}
+	return raw, raw
 }
