@@ -66,7 +66,8 @@ var (
 type conn struct {
 	pool      *Pool
 	nc        net.Conn
-	w         io.Writer // nc, or its raw writes (sockio.Raw) on plain TCP
+	w         io.Writer   // nc, or its raw writes on plain TCP
+	raw       *sockio.Raw // nil unless plain TCP (see sockio.Raw)
 	br        *bufio.Reader
 	fr        *http2.Framer
 	dec       *hpack.Decoder
@@ -122,7 +123,7 @@ func (p *Pool) dialConn(ctx context.Context) (*conn, error) {
 	var rd io.Reader = nc
 	c.w = nc
 	if raw := sockio.NewRaw(nc); raw != nil {
-		rd, c.w = raw, raw
+		rd, c.w, c.raw = raw, raw, raw
 	}
 	c.br = bufio.NewReaderSize(rd, 16<<10)
 	c.fr = http2.NewFramer(nil, c.br)

@@ -93,7 +93,50 @@ func (s *Stream) TryWriteData(p []byte) bool {
 }
 
 // Flush writes what TryWriteData appended (with any other stream's
-// frames); a write in progress in another goroutine takes it instead. A
-// write error closes the connection, whose reader then fails the
-// streams, so it is not returned here.
-func (s *Stream) Flush() { s.c.flushQueued() }
+// frames) without making the caller wait: the client connection's reader
+// calls it, and a backend that does not read its socket must not hold up
+// the client's other streams. What the socket does not take at once is
+// written by a goroutine of its own; a write in progress elsewhere takes
+// it all. A write error closes the connection, whose reader then fails
+// the streams, so it is not returned here.
+func (s *Stream) Flush() { s.c.flushSoon() }
+
+// flushSoon is Flush's: one non-blocking send on plain TCP, else (TLS,
+// or a full socket) flush in another goroutine.
+func (c *conn) flushSoon() {
+	c.wmu.Lock()
+	if len(c.wbuf) == 0 || c.flushing || c.werr != nil {
+		c.wmu.Unlock()
+		return
+	}
+	if c.raw == nil {
+		c.wmu.Unlock()
+		go c.flush() // TLS: the caller may not wait on the backend
+		return
+	}
+	c.flushing = true // other writers leave their frames to this one
+	out := c.wbuf
+	c.wbuf, c.wspare = c.wspare[:0], nil
+	c.wmu.Unlock()
+	n, err := c.raw.TrySend(out)
+	c.wmu.Lock()
+	switch {
+	case err != nil:
+		c.werr = err
+		c.wbuf = c.wbuf[:0]
+	case n < len(out): // the socket is full: the rest goes first, later
+		c.wbuf = append(append(make([]byte, 0, len(out)-n+len(c.wbuf)), out[n:]...), c.wbuf...)
+	case cap(out) <= writeCap:
+		c.wspare = out[:0]
+	}
+	c.flushing = false
+	more := err == nil && len(c.wbuf) > 0
+	c.wroom.Broadcast()
+	c.wmu.Unlock()
+	if err != nil {
+		c.nc.Close() // the reader stops and fails the streams
+	}
+	if more {
+		go c.flush()
+	}
+}

@@ -225,3 +225,55 @@ func TestTryWriteData(t *testing.T) {
 		t.Errorf("reset %v", rst)
 	}
 }
+
+// TestFlushDoesNotWait: the client connection's reader must not be held
+// up by a backend that stops reading its socket. Flush sends what the
+// socket takes and leaves the rest to another goroutine; TryWriteData
+// refuses once the buffer is full (the data then waits in the proxy's
+// path, within the client's window); everything arrives whole and in
+// order once the backend reads again.
+func TestFlushDoesNotWait(t *testing.T) {
+	fb := newFakeBackend(t, http2.Setting{ID: http2.SettingInitialWindowSize, Val: maxWindow})
+	p := framePool(t, fb.addr, 1)
+	s, _, err := p.Open(t.Context(), block("POST", "/"), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fc := fb.accept()
+	id := fc.next(t, http2.FrameHeaders).Header().StreamID
+	fc.fr.WriteWindowUpdate(0, maxWindow-65535)
+	waitUntil(t, "the backend's windows", func() bool {
+		s.c.mu.Lock()
+		defer s.c.mu.Unlock()
+		return s.sendWin == maxWindow && s.c.sendWin == maxWindow
+	})
+	chunk := make([]byte, 16<<10)
+	sent := 0
+	for n := byte(0); sent < 64<<20; n++ { // far beyond what socket buffers hold
+		for i := range chunk {
+			chunk[i] = n
+		}
+		if !s.TryWriteData(chunk) {
+			break
+		}
+		sent += len(chunk)
+		s.Flush() // would hang here if it waited for the backend
+	}
+	if sent >= 64<<20 {
+		t.Fatal("the backend's socket never filled: nothing was tested")
+	}
+	got := 0
+	for got < sent {
+		d := fc.next(t, http2.FrameData).(*http2.DataFrame)
+		if d.StreamID != id {
+			continue
+		}
+		for _, b := range d.Data() {
+			if want := byte(got / len(chunk)); b != want {
+				t.Fatalf("byte %d is %d, want %d: data out of order", got, b, want)
+			}
+			got++
+		}
+	}
+}

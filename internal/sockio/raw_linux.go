@@ -119,6 +119,22 @@ func (r *Raw) Write(p []byte) (int, error) {
 	return r.wn + n, err
 }
 
+// TrySend writes what the socket takes of p now, without waiting: n may
+// be short of len(p) (0 when the socket buffer is full), with a nil
+// error. Like Write, one goroutine at a time.
+func (r *Raw) TrySend(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r.wp, r.wn, r.werr = p, 0, nil
+	err := r.rc.Write(r.writeFn)
+	r.wp = nil
+	if err == nil && r.werr != nil && r.werr != syscall.EAGAIN {
+		err = &net.OpError{Op: "write", Net: "tcp", Err: r.werr}
+	}
+	return r.wn, err
+}
+
 func (r *Raw) writeStep(fd uintptr) bool {
 	r.wn, r.werr = Send(fd, r.wp)
 	return true // never wait here: net.Conn's Write waits for the rest
