@@ -43,6 +43,12 @@ type Conn struct {
 // Backend returns the backend this connection leads to.
 func (c *Conn) Backend() *Backend { return c.b }
 
+// PlainConn implements sockio.PlainConn: the accounting adds nothing to
+// the bytes, so an HTTP/2 backend connection may use the socket's raw
+// reads and writes when it is plain TCP (TLS is not: sockio.NewRaw
+// refuses it).
+func (c *Conn) PlainConn() net.Conn { return c.Conn }
+
 // Reused reports whether the conn came from the pool. A request that fails
 // on a reused conn before any response byte may be retried if idempotent:
 // the backend may have closed it while idle.

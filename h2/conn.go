@@ -62,6 +62,7 @@ type serverConn struct {
 	payload   []byte // HEADERS and CONTINUATION payloads
 	blockSize int    // bytes and frames of the block so far
 	blockN    int
+	flushes   []Flusher     // what request data passed to sinks since the last flush needs
 	maxSeen   atomic.Uint32 // highest client stream id; read by Shutdown
 	resets    int           // streams the client reset
 	answered  atomic.Int64  // streams the proxy answered in full
@@ -92,8 +93,9 @@ func newServerConn(s *Server, c net.Conn) *serverConn {
 	if ti, ok := c.(interface{ SSLHeaders() []byte }); ok {
 		sc.ssl = ti.SSLHeaders()
 	}
-	sc.out = newOutQueue(c, s.opts.IdleTimeout)
-	sc.br = bufio.NewReaderSize(c, 4<<10) // TLS keeps a record buffer of its own
+	rd, w := socketIO(c)
+	sc.out = newOutQueue(c, w, s.opts.IdleTimeout)
+	sc.br = bufio.NewReaderSize(rd, 4<<10) // TLS keeps a record buffer of its own
 	sc.fr = http2.NewFramer(nil, sc.br)
 	sc.fr.SetReuseFrames()
 	sc.fr.SetMaxReadFrameSize(maxFrameSize)
@@ -113,6 +115,9 @@ func (sc *serverConn) serve() {
 	}
 	for {
 		code, stop, err := sc.readFrame()
+		if len(sc.flushes) > 0 && (err != nil || !h2frame.WholeFrameBuffered(sc.br)) {
+			sc.flushSinks() // the frames read are handled: one write for their data
+		}
 		if err != nil {
 			if !sc.readError(err) {
 				return

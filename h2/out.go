@@ -1,12 +1,15 @@
 package h2
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"runtime"
 	"sync"
 	"time"
 
 	"lbd/internal/h2frame"
+	"lbd/internal/sockio"
 )
 
 // outCap bounds the bytes waiting to be written on one connection: beyond
@@ -32,6 +35,7 @@ const closeGrace = 2 * time.Second
 // once per event-loop pass); an idle connection still writes at once.
 type outQueue struct {
 	nc      net.Conn
+	w       io.Writer     // nc, or its raw writes (sockio.Raw) on plain TCP
 	timeout time.Duration // write timeout; 0 = none
 
 	mu      sync.Mutex
@@ -47,8 +51,8 @@ type outQueue struct {
 	done        chan struct{} // closed when the writer goroutine ended
 }
 
-func newOutQueue(nc net.Conn, timeout time.Duration) *outQueue {
-	q := &outQueue{nc: nc, timeout: timeout, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newOutQueue(nc net.Conn, w io.Writer, timeout time.Duration) *outQueue {
+	q := &outQueue{nc: nc, w: w, timeout: timeout, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	q.room.L = &q.mu
 	go q.writer()
 	return q
@@ -107,7 +111,7 @@ func (q *outQueue) writer() {
 					q.nc.SetWriteDeadline(time.Unix(0, deadline))
 				}
 			}
-			_, err = q.nc.Write(out)
+			_, err = q.w.Write(out)
 		}
 		q.mu.Lock()
 		if err != nil && q.err == nil {
@@ -154,4 +158,20 @@ func (q *outQueue) headers(b []byte, id uint32, block []byte, end bool, maxFrame
 		return h2frame.AppendHeaders(b, id, block, end, maxFrame)
 	}
 	return h2frame.AppendHeaders(b, id, block[1:], end, maxFrame)
+}
+
+// socketIO returns what the connection's reader reads and its output
+// queue writes: c itself, or on plain TCP its raw system calls
+// (sockio.Raw), after the bytes the h2c sniffing read ahead.
+func socketIO(c net.Conn) (io.Reader, io.Writer) {
+	raw := sockio.NewRaw(c)
+	if raw == nil {
+		return c, c
+	}
+	if p, ok := c.(interface{ TakePrefix() []byte }); ok {
+		if pre := p.TakePrefix(); len(pre) > 0 {
+			return io.MultiReader(bytes.NewReader(pre), raw), raw
+		}
+	}
+	return raw, raw
 }

@@ -246,6 +246,10 @@ func (sc *serverConn) onData(f *http2.DataFrame) http2.ErrCode {
 		v.recvWin.Add(pad)
 		sc.giveCredit(id, pad, pad)
 	}
+	if fl := v.sendDirect(id, data, f.StreamEnded()); fl != nil {
+		sc.noteFlush(fl)
+		return 0
+	}
 	code, taken := v.data(id, data, f.StreamEnded())
 	if !taken {
 		sc.giveCredit(0, 0, int64(len(data)))

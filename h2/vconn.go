@@ -72,6 +72,10 @@ type vconn struct {
 	credited int64 // payload bytes already given back as connection window
 	// streamOwed: consumed payload not yet given back as stream window.
 	streamOwed int64
+	// sink takes request data directly (direct.go); draining: the proxy
+	// may hold request bytes it read and has not passed on yet.
+	sink     RequestSink
+	draining bool
 
 	// Under sc.mu: the stream's send window.
 	sendWin int64
@@ -103,13 +107,16 @@ func newVconn(sc *serverConn) *vconn {
 func (v *vconn) Read(b []byte) (int, error) {
 	for {
 		v.mu.Lock()
+		// The proxy reads again once it has passed on what it read: the
+		// direct path may resume when nothing is queued (direct.go).
+		v.draining = false
 		if v.off < len(v.in) && !v.held {
 			n := copy(b, v.in[v.off:])
 			v.off += n
 			if v.off == len(v.in) {
 				v.in, v.off = v.in[:0], 0
 			}
-			v.readAny = true
+			v.readAny, v.draining = true, true
 			id, stream, conn := v.takeCredit()
 			v.mu.Unlock()
 			if conn > 0 {
@@ -247,7 +254,7 @@ func (v *vconn) release(id uint32, err error) {
 	owed := v.received - v.credited // never read: its window comes back now
 	v.in, v.off = v.in[:0], 0
 	gone := v.onGone
-	v.onGone = nil
+	v.onGone, v.sink = nil, nil
 	v.mu.Unlock()
 	if gone != nil {
 		gone()
@@ -270,7 +277,7 @@ func (v *vconn) finish(id uint32, keepAlive bool) {
 	reuse := keepAlive && v.endRecv && v.off == len(v.in) && v.rerr == nil && !v.closed
 	open := !v.endRecv
 	owed := v.received - v.credited
-	v.id, v.readAny, v.onGone = 0, false, nil
+	v.id, v.readAny, v.onGone, v.sink = 0, false, nil, nil
 	if !reuse {
 		v.dead = true
 		v.in, v.off = v.in[:0], 0
@@ -306,6 +313,7 @@ func (v *vconn) assign(id uint32, head []byte, req *request, endStream bool, rec
 		return false
 	}
 	v.id, v.isHEAD, v.held, v.endRecv, v.readAny = id, req.isHEAD, req.hold, endStream, false
+	v.sink, v.draining = nil, false
 	v.declared, v.received, v.chunked, v.credited, v.streamOwed = req.declared, 0, req.chunked, 0, 0
 	v.trailer = v.trailer[:0]
 	v.in, v.off = append(v.in[:0], head...), 0
@@ -463,61 +471,4 @@ func (v *vconn) ResetStream(code uint32) {
 func (v *vconn) SetWriteDeadline(t time.Time) error {
 	v.wdl.set(t)
 	return nil
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// wait blocks until ch is signalled or the deadline passed.
-func wait(ch <-chan struct{}, dl *deadline) error {
-	t := dl.timer()
-	if t == nil {
-		<-ch
-		return nil
-	}
-	select {
-	case <-ch:
-		return nil
-	case <-t:
-		return os.ErrDeadlineExceeded
-	}
-}
-
-// deadline is a settable point in time with a reusable timer.
-type deadline struct {
-	mu sync.Mutex
-	at time.Time
-	t  *time.Timer
-}
-
-func (d *deadline) set(t time.Time) {
-	d.mu.Lock()
-	d.at = t
-	d.mu.Unlock()
-}
-
-// timer returns a channel firing at the deadline, or nil when there is
-// none. Only the one goroutine reading (or writing) waits on it.
-func (d *deadline) timer() <-chan time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.at.IsZero() {
-		return nil
-	}
-	if d.t == nil {
-		d.t = time.NewTimer(time.Until(d.at))
-	} else {
-		d.t.Reset(time.Until(d.at)) // Go 1.23+: no stale value to drain
-	}
-	return d.t.C
-}
-
-func (d *deadline) passed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return !d.at.IsZero() && !time.Now().Before(d.at)
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"lbd/internal/h2frame"
+	"lbd/internal/sockio"
 )
 
 // The frame-level client: lbd's own HTTP/2 client connection, on x/net's
@@ -65,6 +66,8 @@ var (
 type conn struct {
 	pool      *Pool
 	nc        net.Conn
+	w         io.Writer   // nc, or its raw writes on plain TCP
+	raw       *sockio.Raw // nil unless plain TCP (see sockio.Raw)
 	br        *bufio.Reader
 	fr        *http2.Framer
 	dec       *hpack.Decoder
@@ -117,7 +120,12 @@ func (p *Pool) dialConn(ctx context.Context) (*conn, error) {
 		maxHeader: p.opts.MaxHeaderBytes}
 	c.wroom.L = &c.wmu
 	c.win.L = &c.mu
-	c.br = bufio.NewReaderSize(nc, 16<<10)
+	var rd io.Reader = nc
+	c.w = nc
+	if raw := sockio.NewRaw(nc); raw != nil {
+		rd, c.w, c.raw = raw, raw, raw
+	}
+	c.br = bufio.NewReaderSize(rd, 16<<10)
 	c.fr = http2.NewFramer(nil, c.br)
 	c.fr.SetReuseFrames()
 	c.fr.SetMaxReadFrameSize(1 << 20)
@@ -204,7 +212,7 @@ func (c *conn) flush() error {
 		out := c.wbuf
 		c.wbuf, c.wspare = c.wspare[:0], nil
 		c.wmu.Unlock()
-		_, err := c.nc.Write(out)
+		_, err := c.w.Write(out)
 		c.wmu.Lock()
 		if cap(out) <= writeCap {
 			c.wspare = out[:0]
@@ -240,6 +248,26 @@ func (c *conn) control(b []byte) {
 	w := c.begin()
 	c.commit(append(w, b...))
 	_ = c.flush() // a write error closes the connection: the reader reports it
+}
+
+// queue appends a frame of the reader's own (an acknowledgement, a
+// window update) without writing it: the reader writes once it has
+// handled the frames it read (readLoop), so a burst of messages costs
+// one write for their acknowledgements, not one each.
+func (c *conn) queue(b []byte) {
+	w := c.begin()
+	c.commit(append(w, b...))
+}
+
+// flushQueued writes what the reader queued, unless another goroutine
+// is writing already (it takes it along).
+func (c *conn) flushQueued() {
+	c.wmu.Lock()
+	pending := len(c.wbuf) > 0 && !c.flushing
+	c.wmu.Unlock()
+	if pending {
+		_ = c.flush() // a write error closes the connection: the reader reports it
+	}
 }
 
 // reserve takes a stream slot for Pool.Open; called with the pool's lock.
@@ -366,6 +394,9 @@ func (c *conn) readLoop() {
 	for {
 		code, err := c.readFrame()
 		c.framesRead.Add(1)
+		if !h2frame.WholeFrameBuffered(c.br) {
+			c.flushQueued() // before the next read may wait
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 				err = errConnLost

@@ -144,6 +144,30 @@ func (fc *fakeConn) next(t *testing.T, typ http2.FrameType) http2.Frame {
 	}
 }
 
+// headersAndAck reads until lbd's HEADERS and its SETTINGS ACK have both
+// come, in either order: lbd acknowledges the backend's SETTINGS when its
+// reader has read them, which may be before or after it sends a request.
+func (fc *fakeConn) headersAndAck(t *testing.T) {
+	t.Helper()
+	fc.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for headers, ack := false, false; !headers || !ack; {
+		f, err := fc.fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("waiting for HEADERS (%v) and SETTINGS ACK (%v): %v", headers, ack, err)
+		}
+		switch f := f.(type) {
+		case *http2.HeadersFrame:
+			headers = true
+		case *http2.SettingsFrame:
+			if f.IsAck() {
+				ack = true
+			} else {
+				fc.fr.WriteSettingsAck()
+			}
+		}
+	}
+}
+
 func (fc *fakeConn) headers(t *testing.T, id uint32, end bool, fields ...string) {
 	fc.buf.Reset()
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -288,14 +312,10 @@ func TestOpenMaxStreams(t *testing.T) {
 	p := framePool(t, fb.addr, 2)
 	openGET(t, p)
 	fc := fb.accept()
-	fc.next(t, http2.FrameHeaders)
-	if f := fc.next(t, http2.FrameSettings); !f.(*http2.SettingsFrame).IsAck() {
-		t.Fatal("want lbd's SETTINGS ACK: the limit is known to it")
-	}
+	fc.headersAndAck(t) // the ACK: the limit is known to lbd
 	openGET(t, p)
 	fc2 := fb.accept()
-	fc2.next(t, http2.FrameHeaders)
-	fc2.next(t, http2.FrameSettings)
+	fc2.headersAndAck(t)
 	if _, _, err := p.Open(context.Background(), block("GET", "/"), nil, true); !errors.Is(err, ErrPoolFull) {
 		t.Errorf("third stream: %v, want ErrPoolFull", err)
 	}

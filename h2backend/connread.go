@@ -70,7 +70,7 @@ func (c *conn) handle(f http2.Frame) http2.ErrCode {
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			var b [17]byte
-			c.control(h2frame.AppendPingAck(b[:0], f.Data))
+			c.queue(h2frame.AppendPingAck(b[:0], f.Data))
 		}
 	case *http2.GoAwayFrame:
 		c.onGoAway(f.LastStreamID)
@@ -165,17 +165,23 @@ func validField(name, value string) bool {
 func (c *conn) onData(f *http2.DataFrame) http2.ErrCode {
 	n := int64(f.Length)
 	c.connOwed += n
+	var credit [26]byte // window updates for the connection and the stream
+	b := credit[:0]
 	if c.connOwed >= creditStep {
-		var b [13]byte
-		c.control(h2frame.AppendWindowUpdate(b[:0], 0, uint32(c.connOwed)))
+		b = h2frame.AppendWindowUpdate(b, 0, uint32(c.connOwed))
 		c.connOwed = 0
 	}
 	s := c.lookup(f.StreamID)
-	if s == nil {
-		return 0 // a stream lbd reset or finished: late frames are dropped
+	if s != nil { // else a stream lbd reset or finished: late frames are dropped
+		code, more := s.data(f.Data(), n, f.StreamEnded())
+		if code != 0 {
+			c.resetStream(s.id, code, ErrBadResponse)
+		} else if more > 0 {
+			b = h2frame.AppendWindowUpdate(b, s.id, uint32(more))
+		}
 	}
-	if code := s.data(f.Data(), n, f.StreamEnded()); code != 0 {
-		c.resetStream(s.id, code, ErrBadResponse)
+	if len(b) > 0 {
+		c.queue(b)
 	}
 	return 0
 }
@@ -259,7 +265,7 @@ func (c *conn) onSettings(f *http2.SettingsFrame) http2.ErrCode {
 		return code
 	}
 	var b [9]byte
-	c.control(h2frame.AppendSettingsAck(b[:0]))
+	c.queue(h2frame.AppendSettingsAck(b[:0]))
 	return 0
 }
 

@@ -32,6 +32,10 @@ type Stream struct {
 	recvWin  int64 // window the backend has left
 	taken    int64 // data read and not yet given back as window
 	received int64 // response data received, against contentLength
+	// relay takes response data straight from the reader (direct.go);
+	// draining: the proxy Read data it may not have relayed yet.
+	relay    ResponseRelay
+	draining bool
 
 	// Written by the reader goroutine until headDone (head) or ended
 	// (trailer) is published under mu; read by the proxy after that.
@@ -154,31 +158,41 @@ func (s *Stream) endBlock(end bool) http2.ErrCode {
 }
 
 // data takes a DATA frame's payload; n is the frame's length, padding
-// included, which the window counts.
-func (s *Stream) data(p []byte, n int64, end bool) http2.ErrCode {
+// included, which the window counts. The payload goes to the relay when
+// it can (direct.go), else into the buffer the proxy Reads. credit is
+// stream window to give back now.
+func (s *Stream) data(p []byte, n int64, end bool) (code http2.ErrCode, credit int64) {
 	s.mu.Lock()
-	defer s.signal()
 	defer s.mu.Unlock()
 	switch {
 	case s.ended:
-		return http2.ErrCodeStreamClosed
+		return http2.ErrCodeStreamClosed, 0
 	case !s.headDone:
-		return http2.ErrCodeProtocol
+		return http2.ErrCodeProtocol, 0
 	}
 	if s.recvWin -= n; s.recvWin < 0 {
-		return http2.ErrCodeFlowControl
+		return http2.ErrCodeFlowControl, 0
 	}
 	s.received += int64(len(p))
 	if cl := s.contentLength; cl >= 0 && (s.received > cl || end && s.received != cl) {
-		return http2.ErrCodeProtocol // §8.1.1
+		return http2.ErrCodeProtocol, 0 // §8.1.1
 	}
 	s.taken += n - int64(len(p)) // padding is consumed on arrival
+	if s.relayNow(p) {
+		s.taken += int64(len(p))
+		s.ended = end
+		if end {
+			s.signal() // the proxy's goroutine ends the response
+		}
+		return 0, s.takeCredit()
+	}
 	if s.off > 0 && s.off >= len(s.body)/2 {
 		s.body, s.off = s.body[:copy(s.body, s.body[s.off:])], 0
 	}
 	s.body = append(s.body, p...)
 	s.ended = end
-	return 0
+	s.signal()
+	return 0, 0
 }
 
 // lost fails the stream with err (unless its response is complete).
@@ -233,15 +247,13 @@ func (s *Stream) ReadHead() (status int, fields []byte, contentLength int64, end
 func (s *Stream) Read(p []byte) (int, error) {
 	for {
 		s.mu.Lock()
+		s.draining = false // the data of the last Read was relayed
 		if s.off < len(s.body) {
 			n := copy(p, s.body[s.off:])
 			s.off += n
 			s.taken += int64(n)
-			var credit int64
-			if !s.ended && s.taken >= creditStep {
-				credit, s.taken = s.taken, 0
-				s.recvWin += credit
-			}
+			s.draining = true
+			credit := s.takeCredit()
 			s.mu.Unlock()
 			if credit > 0 {
 				var b [13]byte

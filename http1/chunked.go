@@ -79,6 +79,13 @@ func (c *ChunkScanner) Remaining() int64 {
 	return int64(c.rem)
 }
 
+// AtChunkStart reports whether the scanner waits for a chunk-size line:
+// between two chunks (or before the first), where a relay may insert a
+// chunk of its own without the scanner seeing it.
+func (c *ChunkScanner) AtChunkStart() bool {
+	return c.err == nil && c.state == stSize && c.digits == 0 && c.line == 0
+}
+
 // InTrailers reports whether the scanner is inside the trailer section
 // (after the last chunk, before the end of the body): the bytes Scan takes
 // from here on are trailer lines and the final CRLF.

@@ -108,6 +108,18 @@ func (p *prefixConn) Close() error {
 	return p.Conn.Close()
 }
 
+// PlainConn implements sockio.PlainConn: the HTTP/2 front end writes
+// (and, after TakePrefix, reads) the socket itself when it is plain TCP.
+func (p *prefixConn) PlainConn() net.Conn { return p.Conn }
+
+// TakePrefix returns the bytes sniffed and not yet read, and forgets
+// them: the caller reads them before the socket's.
+func (p *prefixConn) TakePrefix() []byte {
+	pre := p.pre
+	p.pre = nil
+	return pre
+}
+
 func (p *prefixConn) Read(b []byte) (int, error) {
 	if len(p.pre) > 0 {
 		n := copy(b, p.pre)

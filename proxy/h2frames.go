@@ -154,6 +154,7 @@ func (x *h2Exchange) openStream(b *backend.Backend) (*h2backend.Stream, error) {
 			return nil, err
 		}
 	case !inHand:
+		x.attachSink(s)
 		x.pumpDone = make(chan struct{})
 		go x.pump(s)
 	}
@@ -227,7 +228,10 @@ func (x *h2Exchange) relayFrames(svc *service.Service, s *h2backend.Stream) (boo
 
 // copyFrames streams the response body and, when chunked, the trailers.
 func (x *h2Exchange) copyFrames(s *h2backend.Stream, rb []byte, chunked bool) error {
-	if err := x.copyChunks(s, rb, chunked); err != nil || !chunked {
+	x.startRelay(s)
+	err := x.copyChunks(s, rb, chunked)
+	x.stopRelay(s)
+	if err != nil || !chunked {
 		return err
 	}
 	c := x.c

@@ -20,6 +20,12 @@ type frames struct {
 	block      h2backend.RequestBlock
 	pumpDone   chan struct{} // the request body's goroutine ended
 	onActivity func()        // x.activity, bound once
+	// The direct path (h2direct.go): the client's stream when it offers
+	// one, the backend stream its reader passes request data to, and
+	// the response bytes its relay sent.
+	direct  directStream
+	sinkTo  *h2backend.Stream
+	relayed atomic.Int64
 
 	mu       sync.Mutex
 	live     bool // a request is in progress: timers and aborts apply
@@ -46,6 +52,7 @@ func (c *conn) frameExchange(st *Listener) *h2Exchange {
 	x.grpcDeadline.Store(false)
 	x.idleOut.Store(false)
 	x.pumpDone = nil
+	x.direct, _ = c.nc.(directStream) // nil: no direct path (not an HTTP/2 client)
 	x.mu.Lock()
 	x.live, x.aborted, x.stream, x.deadArm, x.idleFor = true, false, nil, false, 0
 	if v := c.req.HeaderValue(hdrGRPCTimeout); v != nil {
@@ -159,6 +166,7 @@ func (x *h2Exchange) stopFrames() {
 	if s != nil {
 		s.Cancel() // a stream still open either way is reset
 	}
+	x.detachSink()
 	x.body.abort()
 	if x.pumpDone != nil {
 		<-x.pumpDone

@@ -5,6 +5,7 @@
 package h2frame
 
 import (
+	"bufio"
 	"encoding/binary"
 
 	"golang.org/x/net/http2"
@@ -89,3 +90,21 @@ func AppendSettings(b []byte, settings ...http2.Setting) []byte {
 func AppendSettingsAck(b []byte) []byte {
 	return AppendFrameHeader(b, 0, http2.FrameSettings, http2.FlagSettingsAck, 0)
 }
+
+// WholeFrameBuffered reports whether br holds a whole frame already, so
+// that reading it will not wait for the peer. A reader that batches its
+// writes (acknowledgements, relayed data) writes them out when it does
+// not: the rest of a frame may come only after the peer has them.
+func WholeFrameBuffered(br *bufio.Reader) bool {
+	n := br.Buffered()
+	if n < frameHeaderLen {
+		return false
+	}
+	h, err := br.Peek(frameHeaderLen) // buffered: no read
+	if err != nil {
+		return false
+	}
+	return n >= frameHeaderLen+(int(h[0])<<16|int(h[1])<<8|int(h[2]))
+}
+
+const frameHeaderLen = 9

@@ -1,6 +1,7 @@
 package h2frame
 
 import (
+	"bufio"
 	"bytes"
 	"testing"
 
@@ -101,4 +102,32 @@ func frameEnd(wire []byte, n int) int {
 		at += 9 + (int(wire[at])<<16 | int(wire[at+1])<<8 | int(wire[at+2]))
 	}
 	return at
+}
+
+// TestWholeFrameBuffered: a reader may hold back its writes only while
+// the next frame is entirely in its buffer.
+func TestWholeFrameBuffered(t *testing.T) {
+	frame := AppendData(nil, 1, []byte("hello"), false)
+	tests := []struct {
+		name string
+		in   []byte
+		want bool
+	}{
+		{"empty", nil, false},
+		{"part of a header", frame[:5], false},
+		{"header without payload", frame[:9], false},
+		{"all but one byte", frame[:len(frame)-1], false},
+		{"whole frame", frame, true},
+		{"frame and part of the next", append(append([]byte(nil), frame...), frame[:3]...), true},
+		{"empty payload", AppendSettingsAck(nil), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			br := bufio.NewReader(bytes.NewReader(tc.in))
+			_, _ = br.Peek(len(tc.in)) // fills the buffer; an error (EOF on empty input) leaves it as it is
+			if got := WholeFrameBuffered(br); got != tc.want {
+				t.Errorf("WholeFrameBuffered = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

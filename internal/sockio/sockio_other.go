@@ -41,3 +41,15 @@ func Peek(fd uintptr, p []byte) (int, error) {
 	n, _, err := syscall.Recvfrom(int(fd), p, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	return n, err
 }
+
+// Raw is unused here.
+type Raw struct{ net.Conn }
+
+// PlainConn is implemented by wrappers that add nothing to the bytes.
+type PlainConn interface{ PlainConn() net.Conn }
+
+// TrySend is never called here (NewRaw returns nil).
+func (r *Raw) TrySend(p []byte) (int, error) { return 0, errors.ErrUnsupported }
+
+// NewRaw always returns nil here: callers keep to net.Conn.
+func NewRaw(net.Conn) *Raw { return nil }
