@@ -60,7 +60,7 @@ func writeRaw(w http.ResponseWriter, resp rawResponse) {
 	b = append(b, "\r\n"...)
 	// A failed write means the client went away; there is nobody to tell.
 	_, _ = rw.Write(b)
-	_, _ = rw.Write(resp.body)
+	_, _ = rw.Write(resp.body) // the client went away: nobody to tell (above)
 	_ = rw.Flush()
 }
 

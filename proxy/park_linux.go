@@ -367,7 +367,7 @@ func resumeParked(fd int, srv *Server) {
 	// FileConn copies the descriptor and this one is closed: the socket
 	// stays open, so closing would not take it out of the set. It can
 	// fail only if fd is not there, and then there is nothing to remove.
-	_ = syscall.EpollCtl(parking.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
+	_ = syscall.EpollCtl(parking.epfd, syscall.EPOLL_CTL_DEL, fd, nil) // fails only when fd is not in the set (above)
 	f := os.NewFile(uintptr(fd), "")
 	nc, err := net.FileConn(f)
 	// Closing the copy given to FileConn: an error cannot matter.
