@@ -248,7 +248,7 @@ func (p *parker) park(fd int, srv *Server, since time.Time) bool {
 	p.n++
 	// A Close or Shutdown that began before this row existed did not
 	// see it (nor the connection, gone from srv.conns): end it now.
-	closing := srv.closed.Load() || srv.closing.Load() && !srv.handover.Load()
+	closing := srv.refusing()
 	if closing {
 		p.takeLocked(fd)
 	}
@@ -375,6 +375,15 @@ func resumeParked(fd int, srv *Server) {
 	if err != nil {
 		// Out of descriptors for the copy: the connection is closed,
 		// which the client sees (a reset, if a request was waiting).
+		srv.parkedGone()
+		return
+	}
+	// FileConn ignores a failed getpeername: a client that reset the
+	// connection after the bytes that woke it has no address any more,
+	// and nothing left to be answered. A server that is closing takes
+	// no request from a parked connection, as it takes no new one.
+	if nc.RemoteAddr() == nil || srv.refusing() {
+		nc.Close() // a reset socket, or one being closed: nobody to tell
 		srv.parkedGone()
 		return
 	}

@@ -563,3 +563,44 @@ func BenchmarkParkCycle(b *testing.B) {
 	}
 	nc.Close()
 }
+
+// TestResumeParkedEnds: a parked socket woken by bytes ends cleanly,
+// counted out and unserved, when its client reset it before the resume
+// (net.FileConn then returns a conn without a remote address) or when
+// its server was closed meanwhile (Close had not seen it).
+func TestResumeParkedEnds(t *testing.T) {
+	cases := []struct {
+		name string
+		act  func(t *testing.T, srv *Server, c *net.TCPConn, fd int)
+	}{
+		{name: "client reset after its request", act: func(t *testing.T, srv *Server, c *net.TCPConn, fd int) {
+			c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+			c.SetLinger(0)
+			c.Close()
+			waitFor(t, func() bool { _, err := syscall.Getpeername(fd); return err != nil })
+		}},
+		{name: "server closed meanwhile", act: func(t *testing.T, srv *Server, c *net.TCPConn, fd int) {
+			c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+			srv.closed.Store(true)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newParkerRig(t, false)
+			srv := NewServer(&Listener{Client: time.Hour})
+			c, fd := r.parkPair(t, srv, time.Now())
+			tc.act(t, srv, c, fd)
+			if r.p.take(fd, r.p.rows[fd].gen) != srv {
+				t.Fatal("the row was not there to take")
+			}
+			resumeParked(fd, srv)
+			if a, p := srv.Active.Load(), srv.parked.Load(); a != 0 || p != 0 {
+				t.Errorf("after the resume: %d open, %d parked; want 0 and 0", a, p)
+			}
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if got, err := io.ReadAll(c); len(got) != 0 {
+				t.Errorf("the client got %q (%v), want nothing", got, err)
+			}
+		})
+	}
+}

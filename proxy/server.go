@@ -280,6 +280,12 @@ func (s *Server) track(c *conn, add bool) bool {
 	return true
 }
 
+// refusing reports whether s takes no request from a parked connection:
+// closed, or closing without a hand-over to serve them.
+func (s *Server) refusing() bool {
+	return s.closed.Load() || s.closing.Load() && !s.handover.Load()
+}
+
 // toParker and fromParker move c between conns and the parker's count;
 // parkedGone ends a parked connection. The count goes up before c leaves
 // conns and down after it is back, so that Drain never sees neither.
@@ -293,6 +299,11 @@ func (s *Server) toParker(c *conn) {
 func (s *Server) fromParker(c *conn) {
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
+	if s.closed.Load() {
+		// Close has interrupted the connections it found; c was with
+		// the parker then, and would outlive it.
+		c.interrupt()
+	}
 	s.mu.Unlock()
 	s.parked.Add(-1)
 }
