@@ -61,7 +61,8 @@ func main() {
 	}
 	cmd.Stderr = os.Stderr
 	check(cmd.Start())
-	defer func() { _ = cmd.Process.Kill() }() // best effort: the run is over
+	atExit = append(atExit, func() { _ = cmd.Process.Kill() }) // best effort: the run is over
+	defer runAtExit()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	check(benchproc.WaitListen(addr, 10*time.Second))
 
@@ -73,8 +74,7 @@ func main() {
 	base := window{name: "baseline (no session expires)", from: fill1.Add(2 * time.Second), to: fill0.Add(ttlD - time.Second)}
 	sweep := window{name: "sweeps remove the filled sessions", from: fill0.Add(ttlD), to: fill1.Add(ttlD + 2*time.Second)}
 	if base.to.Sub(base.from) < 5*time.Second {
-		fmt.Fprintln(os.Stderr, "sessweep: the fill took too long for this TTL; raise -ttl")
-		os.Exit(1)
+		die("the fill took too long for this TTL; raise -ttl")
 	}
 	p := newProber(addr, *rate)
 	go p.run(sweep.to)
@@ -145,6 +145,10 @@ func fillOne(addr string, first, step, n, depth int) error {
 		return err
 	}
 	defer c.Close()
+	// Bounded: a fill that has not ended in 10 minutes fails.
+	if err := c.SetDeadline(time.Now().Add(10 * time.Minute)); err != nil {
+		return err
+	}
 	br := bufio.NewReader(c)
 	var req []byte
 	for i := first; i < n; {
@@ -238,7 +242,7 @@ func serveFixed(c net.Conn) {
 
 // sessionCount reads lbd_service_sessions from the control socket.
 func sessionCount(sock string) int {
-	hc := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+	hc := http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
 	}}}
@@ -255,14 +259,28 @@ func sessionCount(sock string) int {
 			return n
 		}
 	}
-	fmt.Fprintf(os.Stderr, "sessweep: no lbd_service_sessions in\n%s", body)
-	os.Exit(1)
+	die(fmt.Sprintf("no lbd_service_sessions in\n%s", body))
 	return 0
+}
+
+// atExit is what must end before the command does, however it ends
+// (the lbd it started).
+var atExit []func()
+
+func runAtExit() {
+	for _, f := range atExit {
+		f()
+	}
+}
+
+func die(msg string) {
+	runAtExit()
+	fmt.Fprintln(os.Stderr, "sessweep:", msg)
+	os.Exit(1)
 }
 
 func check(err error) {
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sessweep:", err)
-		os.Exit(1)
+		die(err.Error())
 	}
 }

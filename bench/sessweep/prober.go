@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"sync"
 	"time"
 )
@@ -41,8 +40,7 @@ func (p *prober) run(until time.Time) {
 			defer p.wg.Done()
 			got, err := p.conn(c, until)
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "sessweep: prober:", err)
-				os.Exit(1)
+				die("prober: " + err.Error())
 			}
 			p.mu.Lock()
 			p.samples = append(p.samples, got...)
@@ -65,6 +63,10 @@ func (p *prober) conn(c int, until time.Time) ([]sample, error) {
 		return nil, err
 	}
 	defer nc.Close()
+	// Bounded: each probe must be answered before the run's end + 10 s.
+	if err := nc.SetDeadline(until.Add(10 * time.Second)); err != nil {
+		return nil, err
+	}
 	br := bufio.NewReader(nc)
 	tick := time.NewTicker(p.perConn)
 	defer tick.Stop()
