@@ -146,11 +146,11 @@ func TLSDialAuto(base DialFunc, cfg *tls.Config, address string, auto *AutoALPN)
 		c.NextProtos = choice.offer()
 		tc := tls.Client(raw, c)
 		if err := tc.HandshakeContext(ctx); err != nil {
-			raw.Close()
+			raw.Close() // the handshake's error is the one to report
 			return nil, err
 		}
 		if err := choice.settle(tc.ConnectionState().NegotiatedProtocol); err != nil {
-			tc.Close()
+			tc.Close() // the protocol's error is the one to report
 			return nil, err
 		}
 		return &tlsConn{Conn: tc, raw: raw}, nil

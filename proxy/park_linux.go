@@ -300,8 +300,12 @@ func (p *parker) sweep() {
 // (its event not yet handled) is served instead: a request is never
 // dropped because the sweep met it first.
 func (p *parker) expire(now time.Time) int {
-	var ends, serves []taken
+	var due, serves []taken
 	p.mu.Lock()
+	if p.n == 0 {
+		p.mu.Unlock()
+		return 0
+	}
 	for fd := range p.rows {
 		r := p.rows[fd]
 		if r.srv == nil {
@@ -312,16 +316,18 @@ func (p *parker) expire(now time.Time) int {
 			continue
 		}
 		p.takeLocked(fd)
-		if pending(fd) == 0 {
-			ends = append(ends, taken{fd, r.srv})
-		} else {
-			serves = append(serves, taken{fd, r.srv})
-		}
+		due = append(due, taken{fd, r.srv})
 	}
 	left := p.n
 	p.mu.Unlock()
-	for _, t := range ends {
-		p.reap(t.fd, t.srv)
+	// The rows taken are this sweep's alone: ask each socket (a system
+	// call) without holding up parks and wake-ups.
+	for _, t := range due {
+		if pending(t.fd) == 0 {
+			p.reap(t.fd, t.srv)
+		} else {
+			serves = append(serves, t)
+		}
 	}
 	for _, t := range serves {
 		p.woken(t.fd, t.srv, syscall.EPOLLIN)
