@@ -80,7 +80,7 @@ func (r *Raw) Read(p []byte) (int, error) {
 	case err != nil:
 		return 0, err
 	case r.rerr != nil:
-		return 0, r.rerr
+		return 0, &net.OpError{Op: "read", Net: "tcp", Err: r.rerr} // as Write's and net.Conn's
 	case r.rn == 0:
 		return 0, io.EOF
 	}
