@@ -100,23 +100,12 @@ func (r *Raw) readStep(fd uintptr) bool {
 // once with Send, the rest (a full socket buffer) with net.Conn's Write,
 // which waits.
 func (r *Raw) Write(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
+	n, err := r.TrySend(p)
+	if err != nil || n == len(p) {
+		return n, err
 	}
-	r.wp, r.wn, r.werr = p, 0, nil
-	err := r.rc.Write(r.writeFn)
-	r.wp = nil
-	if err == nil && r.werr != nil && r.werr != syscall.EAGAIN {
-		err = &net.OpError{Op: "write", Net: "tcp", Err: r.werr}
-	}
-	if err != nil {
-		return r.wn, err
-	}
-	if r.wn == len(p) {
-		return r.wn, nil
-	}
-	n, err := r.nc.Write(p[r.wn:])
-	return r.wn + n, err
+	m, err := r.nc.Write(p[n:])
+	return n + m, err
 }
 
 // TrySend writes what the socket takes of p now, without waiting: n may
