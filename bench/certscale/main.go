@@ -201,24 +201,11 @@ func cpuNs(pid int) int64 {
 	return sum
 }
 
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "certscale:", err)
-		os.Exit(1)
-	}
-}
-
-func rssKiB(pid int) int {
-	v, err := benchproc.RSSKiB(pid)
-	check(err)
-	return v
-}
-
-func freePort() int {
-	p, err := benchproc.FreePort()
-	check(err)
-	return p
-}
+var (
+	check    = benchproc.Check
+	rssKiB   = benchproc.MustRSSKiB
+	freePort = benchproc.MustFreePort
+)
 
 func waitListen(addr string) {
 	check(benchproc.WaitListen(addr, 30*time.Second))

@@ -68,8 +68,9 @@ func main() {
 	}
 	cmd.Stderr = os.Stderr
 	check(cmd.Start())
-	proxyProcess = cmd.Process
-	defer cmd.Process.Kill()
+	// Killed however the run ends: the run is over, an error cannot matter.
+	benchproc.AtExit(func() { _ = cmd.Process.Kill() })
+	defer benchproc.RunAtExit()
 	addr := fmt.Sprintf("127.0.0.1:%d", p.port)
 	waitListen(addr)
 
@@ -146,30 +147,11 @@ func raiseNoFile(n uint64) {
 	}
 }
 
-// proxyProcess is killed when a check fails (os.Exit skips the defer).
-var proxyProcess *os.Process
-
-func check(err error) {
-	if err != nil {
-		if proxyProcess != nil {
-			proxyProcess.Kill()
-		}
-		fmt.Fprintln(os.Stderr, "idleconns:", err)
-		os.Exit(1)
-	}
-}
-
-func rssKiB(pid int) int {
-	v, err := benchproc.RSSKiB(pid)
-	check(err)
-	return v
-}
-
-func freePort() int {
-	p, err := benchproc.FreePort()
-	check(err)
-	return p
-}
+var (
+	check    = benchproc.Check
+	rssKiB   = benchproc.MustRSSKiB
+	freePort = benchproc.MustFreePort
+)
 
 func waitListen(addr string) {
 	check(benchproc.WaitListen(addr, 10*time.Second))

@@ -61,8 +61,8 @@ func main() {
 	}
 	cmd.Stderr = os.Stderr
 	check(cmd.Start())
-	atExit = append(atExit, func() { _ = cmd.Process.Kill() }) // best effort: the run is over
-	defer runAtExit()
+	benchproc.AtExit(func() { _ = cmd.Process.Kill() }) // best effort: the run is over
+	defer benchproc.RunAtExit()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	check(benchproc.WaitListen(addr, 10*time.Second))
 
@@ -263,24 +263,7 @@ func sessionCount(sock string) int {
 	return 0
 }
 
-// atExit is what must end before the command does, however it ends
-// (the lbd it started).
-var atExit []func()
-
-func runAtExit() {
-	for _, f := range atExit {
-		f()
-	}
-}
-
-func die(msg string) {
-	runAtExit()
-	fmt.Fprintln(os.Stderr, "sessweep:", msg)
-	os.Exit(1)
-}
-
-func check(err error) {
-	if err != nil {
-		die(err.Error())
-	}
-}
+var (
+	check = benchproc.Check
+	die   = benchproc.Die
+)

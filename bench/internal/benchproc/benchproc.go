@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -50,4 +51,49 @@ func RSSKiB(pid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+// atExit is what a command must stop before Check ends it: os.Exit skips
+// deferred calls, and a proxy it started would outlive it.
+var atExit []func()
+
+// AtExit registers f (killing a process the command started, say) to run
+// when Check or Die ends the command.
+func AtExit(f func()) { atExit = append(atExit, f) }
+
+// RunAtExit runs what AtExit registered: Die does, and so does a
+// command's normal end (defer it in main).
+func RunAtExit() {
+	for _, f := range atExit {
+		f()
+	}
+}
+
+// Die ends the command: what AtExit registered first, then msg after the
+// command's name on standard error, and exit status 1.
+func Die(msg string) {
+	RunAtExit()
+	fmt.Fprintf(os.Stderr, "%s: %s\n", filepath.Base(os.Args[0]), msg)
+	os.Exit(1)
+}
+
+// Check ends the command (Die) when err is not nil.
+func Check(err error) {
+	if err != nil {
+		Die(err.Error())
+	}
+}
+
+// MustRSSKiB is RSSKiB, ending the command on an error.
+func MustRSSKiB(pid int) int {
+	v, err := RSSKiB(pid)
+	Check(err)
+	return v
+}
+
+// MustFreePort is FreePort, ending the command on an error.
+func MustFreePort() int {
+	p, err := FreePort()
+	Check(err)
+	return p
 }
