@@ -108,6 +108,12 @@ func (e *pebbleEnv) startPebble() {
 	poll(e.t, 10*time.Second, "pebble listens", func() bool {
 		return strings.Contains(e.pebbleLog.String(), "ACME directory available")
 	})
+	// Pebble starts its management interface in a goroutine of its own, so
+	// the log line above can come before that listener answers.
+	poll(e.t, 10*time.Second, "pebble's management interface answers", func() bool {
+		_, err := e.tryManagement("/roots/0")
+		return err == nil
+	})
 }
 
 // stopPebble kills the CA by its PID.
@@ -137,17 +143,31 @@ func (e *pebbleEnv) account(storage string) string {
 // management reads a PEM document of Pebble's management interface.
 func (e *pebbleEnv) management(path string) []byte {
 	e.t.Helper()
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: e.tlsCfg}, Timeout: 5 * time.Second}
+	data, err := e.tryManagement(path)
+	if err != nil {
+		e.t.Fatalf("%v\npebble's log:\n%s", err, e.pebbleLog.String())
+	}
+	return data
+}
+
+// tryManagement is management's request, with its failure returned.
+func (e *pebbleEnv) tryManagement(path string) ([]byte, error) {
+	tr := &http.Transport{TLSClientConfig: e.tlsCfg}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 5 * time.Second}
 	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d%s", e.mgmtPort, path))
 	if err != nil {
-		e.t.Fatal(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		e.t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
-	return data
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return data, nil
 }
 
 // root is Pebble's current root certificate, from its management

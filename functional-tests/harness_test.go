@@ -59,13 +59,31 @@ func binary(t *testing.T, name string) string {
 // freePort returns a TCP port that is free on 127.0.0.1 right now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for try := 0; ; try++ {
+		if try == 1000 {
+			t.Fatalf("no port the run has not handed out yet (%d given)", len(portsGiven))
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close() // only its number was wanted
+		// The kernel may hand a just-closed port out again; a test that asks
+		// for several ports before binding them must get different ones.
+		if !portsGiven[port] {
+			portsGiven[port] = true
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{} // every port freePort returned in this run
+)
 
 // proc is a running lbd.
 type proc struct {
