@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
 // row is one line of the listing table. Values the server does not report
@@ -29,11 +31,84 @@ func tableHeader(dialect string) row {
 	return row{"PATH", "TYPE", "NAME", "ADDRESS", "STATE", "PRIORITY", second, "CONNS", "REQUESTS", "LATENCY", "SESSIONS"}
 }
 
-// writeTable prints rows under the dialect's header, aligned with
-// tabwriter as ctr does.
+// writeTable prints rows under the dialect's header, aligned as ctr
+// does: each column as wide as its widest cell plus two spaces, the last
+// one unpadded. It writes what tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+// would, byte for byte, without tabwriter's cost per cell (a sixth of
+// lbctl list's CPU at 30,000 rows); a cell holding one of the bytes
+// tabwriter gives a meaning to (tab, newline, \v, \f, 0xff) sends the
+// table through tabwriter itself.
 func writeTable(w io.Writer, dialect string, rows []row) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	writeRow(tw, tableHeader(dialect))
+	head := tableHeader(dialect)
+	if !plainCells(&head) {
+		return writeTabTable(w, head, rows)
+	}
+	var widths [rowColumns - 1]int
+	widen := func(r *row) {
+		cells := r.cells()
+		for i, c := range cells[:rowColumns-1] {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	widen(&head)
+	for i := range rows {
+		if !plainCells(&rows[i]) {
+			return writeTabTable(w, head, rows)
+		}
+		widen(&rows[i])
+	}
+	buf := make([]byte, 0, 64<<10)
+	line := func(r *row) {
+		cells := r.cells()
+		for i, c := range cells[:rowColumns-1] {
+			buf = append(buf, c...)
+			for n := widths[i] + tablePadding - utf8.RuneCountInString(c); n > 0; n-- {
+				buf = append(buf, ' ')
+			}
+		}
+		buf = append(append(buf, cells[rowColumns-1]...), '\n')
+	}
+	line(&head)
+	for i := range rows {
+		line(&rows[i])
+		if len(buf) > cap(buf)-1024 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// rowColumns is the number of cells in a row; tablePadding the spaces
+// after a column's widest cell.
+const (
+	rowColumns   = 11
+	tablePadding = 2
+)
+
+// cells are the row's cells in column order.
+func (r *row) cells() [rowColumns]string {
+	return [rowColumns]string{r.path, r.typ, r.name, r.addr, r.state, r.prio, r.weight, r.conns, r.reqs, r.lat, r.sessn}
+}
+
+// plainCells reports whether no cell of r holds a byte tabwriter treats
+// as a cell or line end or an escape.
+func plainCells(r *row) bool {
+	for _, c := range r.cells() {
+		if strings.ContainsAny(c, "\t\n\v\f\xff") {
+			return false
+		}
+	}
+	return true
+}
+
+// writeTabTable is writeTable through tabwriter.
+func writeTabTable(w io.Writer, head row, rows []row) error {
+	tw := tabwriter.NewWriter(w, 0, 4, tablePadding, ' ', 0)
+	writeRow(tw, head)
 	for i := range rows {
 		writeRow(tw, rows[i])
 	}
