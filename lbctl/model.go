@@ -122,22 +122,43 @@ type object struct {
 	be   *backend
 }
 
-// decodePound decodes a Pound listing reply for a path of the given depth.
+// decodePound decodes a Pound listing reply for a path of the given
+// depth: with poundDecoder, or, for a reply beyond it, encoding/json.
 func decodePound(p objPath, body []byte) (*object, error) {
+	if o := newPoundObject(p); decodePoundFast(o, body) {
+		return o, nil
+	}
+	return decodePoundJSON(p, body)
+}
+
+// newPoundObject is an empty object of p's depth.
+func newPoundObject(p objPath) *object {
 	o := &object{path: p}
-	var v any
 	switch p.level() {
 	case levelAll:
 		o.doc = &document{}
-		v = o.doc
 	case levelListener:
 		o.lst = &listener{}
-		v = o.lst
 	case levelService:
 		o.svc = &service{}
-		v = o.svc
 	default:
 		o.be = &backend{}
+	}
+	return o
+}
+
+// decodePoundJSON is decodePound with encoding/json.
+func decodePoundJSON(p objPath, body []byte) (*object, error) {
+	o := newPoundObject(p)
+	var v any
+	switch {
+	case o.doc != nil:
+		v = o.doc
+	case o.lst != nil:
+		v = o.lst
+	case o.svc != nil:
+		v = o.svc
+	default:
 		v = o.be
 	}
 	if err := json.Unmarshal(body, v); err != nil {

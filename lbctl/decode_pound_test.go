@@ -1,0 +1,123 @@
+package lbctl
+
+import (
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"lbd/adminapi"
+)
+
+// poundReply is the body lbd's Pound handler answers GET target with,
+// for the fixture with rate limits and password files, with or without
+// backend statistics.
+func poundReply(t testing.TB, target string, stats bool) []byte {
+	t.Helper()
+	st := fixture()
+	st.BackendStats = stats
+	fc := &fakeController{st: st}
+	withLimits(fc)
+	rec := httptest.NewRecorder()
+	adminapi.NewPoundHandler(fc).ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+	if rec.Code != 200 {
+		t.Fatalf("GET %s: %d %s", target, rec.Code, rec.Body)
+	}
+	return rec.Body.Bytes()
+}
+
+// sameDecoding fails unless decodePound and encoding/json agree on body:
+// the same value, or the same error.
+func sameDecoding(t *testing.T, name string, p objPath, body []byte) {
+	t.Helper()
+	got, gerr := decodePound(p, body)
+	want, werr := decodePoundJSON(p, body)
+	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+		t.Fatalf("%s: error %v, encoding/json's %v", name, gerr, werr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: decoded\n%#v\nencoding/json:\n%#v", name, got, want)
+	}
+}
+
+// TestPoundDecoderMatchesJSON checks that lbctl's listing decoder takes
+// lbd's replies itself and decodes them as encoding/json does, and that
+// the replies it leaves to encoding/json (it cannot tell their result
+// exactly) decode the same through decodePound.
+func TestPoundDecoderMatchesJSON(t *testing.T) {
+	for _, target := range []string{"/listener", "/listener?sessions=count", "/listener/1", "/listener/1/0",
+		"/listener/1/0/0", "/listener/-/0", "/listener/1/1/0"} {
+		for _, stats := range []bool{false, true} {
+			p, err := parsePath(strings.TrimPrefix(strings.Split(target, "?")[0], "/listener"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := poundReply(t, target, stats)
+			if !decodePoundFast(newPoundObject(p), body) {
+				t.Errorf("GET %s (stats %v): left to encoding/json", target, stats)
+			}
+			sameDecoding(t, target, p, body)
+		}
+	}
+	service := objPath{segs: []string{"1", "0"}}
+	cases := []struct {
+		name string
+		p    objPath
+		body string
+		fast bool // decodePoundFast takes it (strings with escapes or non-ASCII bytes: through encoding/json one by one)
+	}{
+		{"null name", service, `{"name":null,"backends":null,"sessions":null}`, true},
+		{"empty arrays", service, `{"backends":[],"sessions":[],"tbf":[]}`, true},
+		{"white space", service, " \t\r\n{ \"name\" : \"x\" , \"enabled\" :true }\n", true},
+		{"unknown members", service, `{"parent":{"a":[1,-2.5e3,"\u00e9",true,null,{}]},"x":"y"}`, true},
+		{"null object", service, `null`, true},
+		{"core kept raw", objPath{}, `{"core": {"pid": 1, "x": [ ]} ,"kind":"pound","core2":1}`, true},
+		{"null core", objPath{}, `{"core":null,"listeners":null}`, true},
+		{"repeated scalar", service, `{"name":"a","name":"b","enabled":true,"enabled":null}`, true},
+		{"repeated stats", objPath{segs: []string{"1", "0", "0"}},
+			`{"stats":{"request_count":3},"stats":{"request_time_avg":1.5}}`, true},
+		{"floats", objPath{segs: []string{"1", "0", "0"}}, `{"response_time":1e-3,"stats":{"request_time_avg":0}}`, true},
+		{"escaped name", service, `{"name":"a\"b\\c\u00e9\n"}`, true},
+		{"multi-byte name", service, `{"name":"café"}`, true},
+		{"invalid UTF-8 name", service, "{\"name\":\"a\x80b\"}", true},
+		{"key in another case", service, `{"Name":"x"}`, false},
+		{"key with an escape", service, `{"n\u0061me":"x"}`, false},
+		{"repeated array", service, `{"backends":[{"alive":true}],"backends":[{"enabled":true}]}`, false},
+		{"fraction in an integer", objPath{segs: []string{"1", "0", "0"}}, `{"priority":1.0}`, false},
+		{"integer too large", objPath{segs: []string{"1", "0", "0"}}, `{"priority":9223372036854775808}`, false},
+		{"negative unsigned", objPath{segs: []string{"1"}}, `{"tbf":[{"burst":-1}]}`, false},
+		{"float out of range", objPath{segs: []string{"1", "0", "0"}}, `{"response_time":1e999}`, false},
+		{"wrong type", service, `{"enabled":"yes"}`, false},
+		{"string for a number", service, `{"session_count":"3"}`, false},
+		{"trailing comma", service, `{"name":"x",}`, false},
+		{"trailing data", service, `{"name":"x"} x`, false},
+		{"two values", service, `{} {}`, false},
+		{"leading zero", service, `{"session_count":01}`, false},
+		{"bad literal", service, `{"enabled":tru}`, false},
+		{"control byte in a string", service, "{\"name\":\"a\x01\"}", false},
+		{"bad escape in a skipped string", service, `{"x":"\q"}`, false},
+		{"deep nesting", service, `{"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, false},
+		{"array at the top", service, `[]`, false},
+		{"empty", service, ``, false},
+	}
+	for _, tc := range cases {
+		if got := decodePoundFast(newPoundObject(tc.p), []byte(tc.body)); got != tc.fast {
+			t.Errorf("%s: taken by poundDecoder %v, want %v", tc.name, got, tc.fast)
+		}
+		sameDecoding(t, tc.name, tc.p, []byte(tc.body))
+	}
+}
+
+// FuzzPoundDecoder checks decodePound against encoding/json on any input
+// at every depth of path.
+func FuzzPoundDecoder(f *testing.F) {
+	for _, target := range []string{"/listener", "/listener?sessions=count", "/listener/1/0"} {
+		f.Add(uint8(0), poundReply(f, target, true))
+	}
+	f.Add(uint8(2), []byte(`{"name":"a\"b","backends":[{"stats":{"request_time_avg":1.5e3}}],"x":[{}]}`))
+	f.Add(uint8(3), []byte(`{"Priority":1,"priority":2.0}`))
+	f.Fuzz(func(t *testing.T, level uint8, body []byte) {
+		p := objPath{segs: []string{"1", "0", "0"}[:level%4]}
+		sameDecoding(t, "fuzz", p, body)
+	})
+}
