@@ -71,11 +71,12 @@ func TestParseBackendMetrics(t *testing.T) {
 pound_backend_requests_total{listener="1",listener_name="main",service="0",service_name="we\"b",backend="2"} 42
 pound_backend_response_time_seconds{listener="1",listener_name="main",service="0",service_name="we\"b",backend="2"} 0.25
 pound_backend_requests_total{service="0",service_name="fallback",backend="0"} 7
+pound_backend_requests_total{listener="2",service="0",service_name="a\\b\nc\d",backend="1",backend="3"} 5
 pound_backend_state{listener="1",service="0",backend="2",state="alive"} 1
 pound_listener_enabled{listener="1"} 1
 broken{listener="1
 # EOF
-`
+` + "pound_backend_requests_total{listener=\"3\",service=\"1\",backend=\"0\"} 9\r\n"
 	m := parseBackendMetrics([]byte(text))
 	cases := []struct {
 		name, key string
@@ -86,10 +87,12 @@ broken{listener="1
 		{name: "by names", key: `main/we"b/2`, reqs: 42, rt: 0.25},
 		{name: "mixed", key: `1/we"b/2`, reqs: 42, rt: 0.25},
 		{name: "global service", key: "-/fallback/0", reqs: 7, rt: -1},
+		{name: "escapes, the last of a label", key: "2/a\\b\ncd/3", reqs: 5, rt: -1},
+		{name: "CRLF", key: "3/1/0", reqs: 9, rt: -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v := m[tc.key]
+			v := m[metricKey(strings.Split(tc.key, "/"))]
 			if v == nil || v.requests == nil || *v.requests != tc.reqs {
 				t.Fatalf("%s: %+v", tc.key, v)
 			}
@@ -98,8 +101,8 @@ broken{listener="1
 			}
 		})
 	}
-	if len(m) != 6 { // 2 backends, each under index and name keys
-		t.Errorf("%d keys, want 6: %v", len(m), m)
+	if len(m) != 9 { // 4 backends, under index and name keys where they have names
+		t.Errorf("%d keys, want 9: %v", len(m), m)
 	}
 }
 
