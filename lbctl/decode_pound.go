@@ -1,6 +1,7 @@
 package lbctl
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -22,12 +23,23 @@ type poundDecoder struct {
 	b     []byte
 	i     int
 	depth int // of skipped values
+	// The services and backends of a listing are carved out of one
+	// array each, sized by counting their kind in the reply: growing
+	// a slice of 10,000 services by appending faulted in ~5 times its
+	// final size of fresh pages (the most expensive part of decoding).
+	svcArena []service
+	beArena  []backend
 }
 
 // decodePoundFast decodes a reply for a path of level lvl into o; false
 // means the reply is beyond it (o is then partly filled: drop it).
 func decodePoundFast(o *object, body []byte) bool {
 	d := &poundDecoder{b: body}
+	if o.doc != nil || o.lst != nil {
+		// Only hints: a reply that counts otherwise grows the arrays.
+		d.svcArena = make([]service, 0, bytes.Count(body, []byte(`"kind":"service"`)))
+		d.beArena = make([]backend, 0, bytes.Count(body, []byte(`"alive":`)))
+	}
 	var ok bool
 	switch {
 	case o.doc != nil:
@@ -138,11 +150,14 @@ func (d *poundDecoder) rawKey() (string, bool) {
 }
 
 // unknown skips the value of a member the struct does not have, unless
-// key would match one of known regardless of case.
+// key would match one of known regardless of case. Known keys are lower
+// case and keys are ASCII (rawKey): only a key with a capital letter can.
 func (d *poundDecoder) unknown(key string, known []string) bool {
-	for _, k := range known {
-		if strings.EqualFold(k, key) {
-			return false
+	if strings.ContainsFunc(key, func(r rune) bool { return 'A' <= r && r <= 'Z' }) {
+		for _, k := range known {
+			if strings.EqualFold(k, key) {
+				return false
+			}
 		}
 	}
 	_, ok := d.skip()
@@ -192,6 +207,28 @@ func slice[T any](d *poundDecoder, s *[]T, elem func(*T) bool) bool {
 		*s = append(*s, zero)
 		return elem(&(*s)[len(*s)-1])
 	})
+}
+
+// carve is slice for an array of T whose elements hold no T, appended
+// to arena: *s is arena's part that holds them, capped at its length.
+func carve[T any](d *poundDecoder, arena *[]T, s *[]T, elem func(*T) bool) bool {
+	if d.null() {
+		*s = nil
+		return true
+	}
+	if len(*s) > 0 {
+		return false
+	}
+	start := len(*arena)
+	ok := d.array(func() bool {
+		var zero T
+		*arena = append(*arena, zero)
+		return elem(&(*arena)[len(*arena)-1])
+	})
+	if *s = (*arena)[start:len(*arena):len(*arena)]; *s == nil {
+		*s = []T{}
+	}
+	return ok
 }
 
 // str decodes a string into *s; null leaves *s as it is.
@@ -485,14 +522,14 @@ func (d *poundDecoder) listener(l *listener) bool {
 }
 
 func (d *poundDecoder) services(svcs *[]service) bool {
-	return slice(d, svcs, d.service)
+	return carve(d, &d.svcArena, svcs, d.service)
 }
 
 func (d *poundDecoder) service(s *service) bool {
 	return d.object(serviceKeys, func(key string) bool {
 		switch key {
 		case "backends":
-			return slice(d, &s.Backends, d.backend)
+			return carve(d, &d.beArena, &s.Backends, d.backend)
 		case "enabled":
 			return d.boolean(&s.Enabled)
 		case "kind":

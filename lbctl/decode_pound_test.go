@@ -81,6 +81,8 @@ func TestPoundDecoderMatchesJSON(t *testing.T) {
 		{"multi-byte name", service, `{"name":"café"}`, true},
 		{"invalid UTF-8 name", service, "{\"name\":\"a\x80b\"}", true},
 		{"key in another case", service, `{"Name":"x"}`, false},
+		{"unknown key in capitals", service, `{"OTHER":1,"Conn_To":2}`, true},
+		{"key in capitals", service, `{"SESSION_TYPE":"x"}`, false},
 		{"key with an escape", service, `{"n\u0061me":"x"}`, false},
 		{"repeated array", service, `{"backends":[{"alive":true}],"backends":[{"enabled":true}]}`, false},
 		{"fraction in an integer", objPath{segs: []string{"1", "0", "0"}}, `{"priority":1.0}`, false},

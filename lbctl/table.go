@@ -132,18 +132,18 @@ func (o *object) rows() []row {
 	switch {
 	case o.doc != nil:
 		for i := range o.doc.Listeners {
-			out = listenerRows(out, o.path.child(i), &o.doc.Listeners[i])
+			out = listenerRows(out, o.path.child(i).String(), &o.doc.Listeners[i])
 		}
 		global := objPath{segs: []string{"-"}}
 		for i := range o.doc.Services {
-			out = serviceRows(out, global.child(i), &o.doc.Services[i])
+			out = serviceRows(out, global.child(i).String(), &o.doc.Services[i])
 		}
 	case o.lst != nil:
-		out = listenerRows(out, o.path, o.lst)
+		out = listenerRows(out, o.path.String(), o.lst)
 	case o.svc != nil:
-		out = serviceRows(out, o.path, o.svc)
+		out = serviceRows(out, o.path.String(), o.svc)
 	case o.be != nil:
-		out = append(out, backendRow(o.path, o.be))
+		out = append(out, backendRow(o.path.String(), o.be))
 	}
 	return out
 }
@@ -201,19 +201,22 @@ func (o *object) walkBackends(fn func(objPath, *backend)) {
 	}
 }
 
-func listenerRows(out []row, p objPath, l *listener) []row {
+// listenerRows, serviceRows and backendRow take the object's path as
+// printed: the children's paths are that string and an index, not an
+// objPath each (30,000 slices and joins in a large listing).
+func listenerRows(out []row, path string, l *listener) []row {
 	out = append(out, row{
-		path: p.String(), typ: "listener", name: deref(l.Name), addr: l.Protocol + "://" + l.Address,
+		path: path, typ: "listener", name: deref(l.Name), addr: l.Protocol + "://" + l.Address,
 		state: enabled(l.Enabled), prio: "-", weight: "-", conns: count(l.Connections),
 		reqs: "-", lat: "-", sessn: "-",
 	})
 	for i := range l.Services {
-		out = serviceRows(out, p.child(i), &l.Services[i])
+		out = serviceRows(out, childPath(path, i), &l.Services[i])
 	}
 	return out
 }
 
-func serviceRows(out []row, p objPath, s *service) []row {
+func serviceRows(out []row, path string, s *service) []row {
 	sessions := "-"
 	switch {
 	case s.SessionType == "NONE":
@@ -223,18 +226,18 @@ func serviceRows(out []row, p objPath, s *service) []row {
 		sessions = strconv.Itoa(len(s.Sessions))
 	}
 	out = append(out, row{
-		path: p.String(), typ: "service", name: deref(s.Name), addr: "-", state: enabled(s.Enabled),
+		path: path, typ: "service", name: deref(s.Name), addr: "-", state: enabled(s.Enabled),
 		prio: "-", weight: "-", conns: "-", reqs: "-", lat: "-", sessn: sessions,
 	})
 	for i := range s.Backends {
-		out = append(out, backendRow(p.child(i), &s.Backends[i]))
+		out = append(out, backendRow(childPath(path, i), &s.Backends[i]))
 	}
 	return out
 }
 
-func backendRow(p objPath, b *backend) row {
+func backendRow(path string, b *backend) row {
 	r := row{
-		path: p.String(), typ: b.Type, name: orDash(b.ID), addr: "-", state: backendState(b),
+		path: path, typ: b.Type, name: orDash(b.ID), addr: "-", state: backendState(b),
 		prio: strconv.Itoa(b.Priority), weight: strconv.Itoa(b.Weight), conns: count(b.Connections),
 		reqs: count(b.Requests), lat: "-", sessn: "-",
 	}
@@ -256,6 +259,14 @@ func backendRow(p objPath, b *backend) row {
 		}
 	}
 	return r
+}
+
+// childPath is the path of the i-th object below path.
+func childPath(path string, i int) string {
+	if path == "/" { // everything: objPath{}.String()
+		path = ""
+	}
+	return path + "/" + strconv.Itoa(i)
 }
 
 // backendState combines the administrative and the health state:
