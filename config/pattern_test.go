@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -221,5 +222,50 @@ func TestFieldName(t *testing.T) {
 				t.Errorf("FieldName() = %q, %v; want %q", got, ok, tc.want)
 			}
 		})
+	}
+}
+
+// TestPlainLiteralMatchesParse checks that a regex plainLiteral takes
+// gives what parsing it gives, and that it leaves the others to the parse.
+func TestPlainLiteralMatchesParse(t *testing.T) {
+	cases := []struct {
+		expr  string
+		plain bool
+	}{
+		{"^/app12/", true},
+		{"/app12/", true},
+		{"\\.html$", false},
+		{"html$", true},
+		{"^GET$", true},
+		{"^/a b,c-d_e~f#g%h!i@j&k=l;m:n'o\"p`q<r>s/", true},
+		{"^", false},
+		{"$", false},
+		{"^$", false},
+		{"^^a", false},
+		{"a$$", false},
+		{"^a.b", false},
+		{"^/x(y)", false},
+		{"^/x|y", false},
+		{"^/x[y]", false},
+		{"^/x{2}", false},
+		{"^/x+", false},
+		{"^/x*", false},
+		{"^/x?", false},
+		{"(?i)^/x", false},
+		{"^/é", false},
+		{"^/\t", false},
+	}
+	for _, tc := range cases {
+		got := plainLiteral(tc.expr)
+		if (got != nil) != tc.plain {
+			t.Errorf("%q: taken %v, want %v", tc.expr, got != nil, tc.plain)
+		}
+		if got == nil {
+			continue
+		}
+		want := literalSetParsed(tc.expr)
+		if len(want) != 1 || !reflect.DeepEqual(got, want[0]) {
+			t.Errorf("%q: %+v, the parse gives %+v", tc.expr, got, want)
+		}
 	}
 }
