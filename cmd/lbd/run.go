@@ -37,6 +37,8 @@ func run(o *options) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
 		return exitErr
 	}
+	restoreGC := raiseGCForLoad()
+	defer restoreGC()
 	lopts := loadOptions(o)
 	cfg, warns, err := config.Load(o.configFile, lopts)
 	// The messages of the commands below (-c, --dump-config, a failed
@@ -93,7 +95,7 @@ func run(o *options) int {
 		}
 		return daemonize(o)
 	}
-	return serve(o, cfg)
+	return serve(o, cfg, restoreGC)
 }
 
 // checkLua loads the Lua sources as -c must (Pound loads them to check
@@ -200,7 +202,7 @@ func daemonize(o *options) int {
 // serve runs the engine until a signal ends it: SIGHUP and SIGINT stop
 // gracefully within Grace, SIGTERM and SIGQUIT at once (Pound); SIGUSR1
 // reloads the configuration (zproxy); SIGUSR2 upgrades the binary.
-func serve(o *options, cfg *config.Config) int {
+func serve(o *options, cfg *config.Config, restoreGC func()) int {
 	log, access := setupLogging(o, cfg)
 	d := &daemon{o: o, log: log, notify: notifier{log: log}, handover: make(chan struct{}, 1)}
 	inh := engine.NewInherited()
@@ -222,7 +224,9 @@ func serve(o *options, cfg *config.Config) int {
 		pred.answer(err)
 		return exitErr
 	}
-	if err := d.start(cfg, access, inh, pred); err != nil {
+	err = d.start(cfg, access, inh, pred)
+	restoreGC()
+	if err != nil {
 		// One line per error (a Lua section can fail at several calls).
 		logLoadError(log, err)
 		pred.answer(err)
