@@ -117,6 +117,8 @@ func (e *jsonEncoder) value(v any, level int) {
 		e.list(x, level)
 	case jobject:
 		e.object(x, level)
+	case jbackend:
+		e.backend(x, level)
 	default:
 		// A programming error; printing null keeps the output valid.
 		e.buf = append(e.buf, "null"...)

@@ -383,7 +383,7 @@ func poundService(s *Service, o poundOpts) jobject {
 	if len(s.Backends) > 0 {
 		a := make(jarray, len(s.Backends))
 		for i := range s.Backends {
-			a[i] = poundBackend(&s.Backends[i], o.stats)
+			a[i] = poundBackendValue(&s.Backends[i], o.stats)
 		}
 		backends = a
 	}
