@@ -25,7 +25,7 @@ func TestRegularBackendJSON(t *testing.T) {
 		{"matrix child", with(func(b *Backend) { b.HasParent, b.Parent, b.Group = true, 2, 10 })},
 		{"HTTPS with SNI", with(func(b *Backend) { b.HTTPS, b.ServerName = true, "app.example" })},
 		{"tunnel", with(func(b *Backend) { b.Tunnel = true })},
-		{"negative and odd numbers", with(func(b *Backend) { b.Priority, b.Group, b.ConnTimeout = -1, 1 << 40, 1500 * time.Millisecond })},
+		{"negative and odd numbers", with(func(b *Backend) { b.Priority, b.Group, b.ConnTimeout = -1, 1<<40, 1500*time.Millisecond })},
 		{"requests", with(func(b *Backend) {
 			b.Requests, b.RequestTimeAvg, b.RequestTimeStddev = 14, 1500*time.Microsecond, 3*time.Millisecond
 		})},
