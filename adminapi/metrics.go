@@ -14,6 +14,8 @@ const MetricsContentType = "application/openmetrics-text; version=1.0.0; charset
 type metricFamily struct {
 	name, typ, unit, help string
 	samples               []metricSample
+	// suffixed is name+suffix, the sample name add made last.
+	suffix, suffixed string
 }
 
 // metricSample is one line: full sample name, labels in order, value text.
@@ -73,7 +75,15 @@ func (e *exposition) add(fam, suffix string, labels [][2]string, value string) {
 		return
 	}
 	f := &e.fams[e.index[fam]]
-	f.samples = append(f.samples, metricSample{name: fam + suffix, labels: labels, value: value})
+	name := fam
+	if suffix != "" {
+		// One string per family, not per sample (20,000 backends).
+		if f.suffix != suffix {
+			f.suffix, f.suffixed = suffix, fam+suffix
+		}
+		name = f.suffixed
+	}
+	f.samples = append(f.samples, metricSample{name: name, labels: labels, value: value})
 }
 
 // WriteMetrics writes st as OpenMetrics text: Pound's metric families (the
@@ -219,11 +229,16 @@ func (e *exposition) write(w io.Writer) error {
 					if i > 0 {
 						bw.WriteByte(',')
 					}
-					bw.WriteString(l[0] + `="` + escapeLabel(l[1]) + `"`)
+					bw.WriteString(l[0])
+					bw.WriteString(`="`)
+					bw.WriteString(escapeLabel(l[1]))
+					bw.WriteByte('"')
 				}
 				bw.WriteByte('}')
 			}
-			bw.WriteString(" " + s.value + "\n")
+			bw.WriteByte(' ')
+			bw.WriteString(s.value)
+			bw.WriteByte('\n')
 		}
 	}
 	bw.WriteString("# EOF\n")
