@@ -310,10 +310,12 @@ func (e *Engine) Reload() error {
 	if e.opts.Load == nil {
 		return fmt.Errorf("reload: no configuration file: %w", adminapi.ErrInvalid)
 	}
+	restoreGC := RaiseGCForBuild()
 	cfg, err := e.opts.Load()
 	if err == nil {
 		err = e.Apply(cfg)
 	}
+	restoreGC()
 	if err != nil {
 		e.reloads[1].Add(1)
 		e.opts.Log.WithFields(ErrorFields(err)).Errorf("reload failed, keeping the running configuration: %v", err)

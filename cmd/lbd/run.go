@@ -37,7 +37,7 @@ func run(o *options) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", o.prog, err)
 		return exitErr
 	}
-	restoreGC := raiseGCForLoad()
+	restoreGC := engine.RaiseGCForBuild()
 	defer restoreGC()
 	lopts := loadOptions(o)
 	cfg, warns, err := config.Load(o.configFile, lopts)
