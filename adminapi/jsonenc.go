@@ -40,6 +40,9 @@ type jreal float64
 // jfixed is a floating-point number printed the Pound way ("%.0f").
 type jfixed float64
 
+// jnumber is a number already printed (a valid JSON number).
+type jnumber string
+
 // add appends a member and returns the object, for compact builders.
 func (o jobject) add(key string, val any) jobject {
 	return append(o, jmember{key, val})
@@ -107,6 +110,8 @@ func (e *jsonEncoder) value(v any, level int) {
 		e.buf = strconv.AppendUint(e.buf, x, 10)
 	case jfixed:
 		e.buf = strconv.AppendFloat(e.buf, finite(float64(x)), 'f', 0, 64)
+	case jnumber:
+		e.buf = append(e.buf, x...)
 	case jreal:
 		e.buf = append(e.buf, formatReal(float64(x))...)
 	case string:

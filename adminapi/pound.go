@@ -176,20 +176,25 @@ func (a *poundAPI) wrapView(fn poundFunc, reads viewKind) http.Handler {
 // their session counts instead of copying every session.
 func (a *poundAPI) view(r *http.Request, full bool) (*poundView, *apiError) {
 	mode, ok := queryParam(r.URL.RawQuery, "sessions")
+	var v *poundView
 	switch {
 	case !ok:
-		return newPoundView(a.c.State()), nil
+		v = newPoundView(a.c.State())
 	case mode == "count" && full:
 		s := streamSummary(a.c)
-		v := newPoundView(s.st)
+		v = newPoundView(s.st)
 		v.opts.countSessions, v.stream = true, s
-		return v, nil
 	case mode == "count":
-		v := newPoundView(summary(a.c))
+		v = newPoundView(summary(a.c))
 		v.opts.countSessions = true
-		return v, nil
+	default:
+		return nil, badSessions(mode)
 	}
-	return nil, badSessions(mode)
+	// ?requests=1 (an lbd extension): backends carry the two numbers
+	// lbctl's table shows, which it read from GET /metrics before.
+	req, _ := queryParam(r.URL.RawQuery, "requests")
+	v.opts.requests = req == "1"
+	return v, nil
 }
 
 // badSessions refuses ?sessions=mode, which is not count.

@@ -13,30 +13,49 @@ import (
 // jbackend is a backend in a listing: printed by appendRegularBackend in
 // the compact Pound style when it is regular, as poundBackend otherwise.
 type jbackend struct {
-	b     *Backend
-	stats bool
+	b    *Backend
+	opts poundOpts
 }
 
 // poundBackendValue is the value a listing holds for b.
-func poundBackendValue(b *Backend, stats bool) any {
+func poundBackendValue(b *Backend, o poundOpts) any {
 	if b.kind() == KindRegular {
-		return jbackend{b, stats}
+		return jbackend{b, o}
 	}
-	return poundBackend(b, stats)
+	return poundBackendOpts(b, o)
+}
+
+// poundBackendOpts is poundBackend with the members o asks for.
+func poundBackendOpts(b *Backend, o poundOpts) jobject {
+	obj := poundBackend(b, o.stats)
+	if o.requests {
+		obj = obj.add("requests", b.Requests)
+		if b.ResponseTime >= 0 {
+			obj = obj.add("response_time", jnumber(responseSeconds(b)))
+		}
+	}
+	return obj
+}
+
+// responseSeconds is the backend's response time as the exposition's
+// pound_backend_response_time_seconds prints it.
+func responseSeconds(b *Backend) string {
+	return strconv.FormatFloat(b.ResponseTime.Seconds(), 'g', -1, 64)
 }
 
 // backend prints a jbackend.
 func (e *jsonEncoder) backend(x jbackend, level int) {
 	if e.style != poundCompact || x.b.kind() != KindRegular {
-		e.object(poundBackend(x.b, x.stats), level)
+		e.object(poundBackendOpts(x.b, x.opts), level)
 		return
 	}
-	e.buf = appendRegularBackend(e.buf, x.b, x.stats)
+	e.buf = appendRegularBackend(e.buf, x.b, x.opts)
 }
 
-// appendRegularBackend is poundBackend's object for a regular backend
-// as poundCompact prints it: its members in key order.
-func appendRegularBackend(buf []byte, b *Backend, stats bool) []byte {
+// appendRegularBackend is poundBackendOpts's object for a regular
+// backend as poundCompact prints it: its members in key order.
+func appendRegularBackend(buf []byte, b *Backend, o poundOpts) []byte {
+	stats := o.stats
 	group := b.Group
 	if b.Emergency {
 		group = poundEmergencyGroup
@@ -57,6 +76,12 @@ func appendRegularBackend(buf []byte, b *Backend, stats bool) []byte {
 	}
 	buf = strconv.AppendInt(append(buf, `, "priority":`...), int64(b.Priority), 10)
 	buf = appendJSONString(append(buf, `, "protocol":`...), b.protocol())
+	if o.requests {
+		buf = strconv.AppendInt(append(buf, `, "requests":`...), b.Requests, 10)
+		if b.ResponseTime >= 0 {
+			buf = append(append(buf, `, "response_time":`...), responseSeconds(b)...)
+		}
+	}
 	buf = append(buf, `, "servername":`...)
 	if b.ServerName == "" {
 		buf = append(buf, "null"...)

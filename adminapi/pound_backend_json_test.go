@@ -28,20 +28,28 @@ func TestRegularBackendJSON(t *testing.T) {
 		{"negative and odd numbers", with(func(b *Backend) { b.Priority, b.Group, b.ConnTimeout = -1, 1<<40, 1500*time.Millisecond })},
 		{"requests", with(func(b *Backend) {
 			b.Requests, b.RequestTimeAvg, b.RequestTimeStddev = 14, 1500*time.Microsecond, 3*time.Millisecond
+			b.ResponseTime = 1234567 * time.Nanosecond
 		})},
+		{"no response time", with(func(b *Backend) { b.Requests, b.ResponseTime = 3, -1 })},
+		{"tiny response time", with(func(b *Backend) { b.ResponseTime = 7 * time.Nanosecond })},
 		{"redirect", Backend{Kind: KindRedirect, Enabled: true, Alive: true, RedirectCode: 301, RedirectURL: "http://x/"}},
 		{"error", Backend{Kind: KindError, ErrorStatus: 503}},
 		{"matrix", Backend{Kind: KindMatrix, Hostname: "db.example", ResolveMode: "all"}},
 		{"control", Backend{Kind: KindControl, Enabled: true, Alive: true, Priority: 1}},
 	}
 	for _, tc := range cases {
-		for _, stats := range []bool{false, true} {
+		for _, o := range []poundOpts{{}, {stats: true}, {requests: true}, {stats: true, requests: true}} {
 			for _, st := range []jsonStyle{poundCompact, poundStyle(2), zproxyCompact} {
 				b := tc.b
-				got := encodeJSON(jarray{poundBackendValue(&b, stats)}, st)
-				want := encodeJSON(jarray{poundBackend(&b, stats)}, st)
+				got := encodeJSON(jarray{poundBackendValue(&b, o)}, st)
+				want := encodeJSON(jarray{poundBackendOpts(&b, o)}, st)
 				if string(got) != string(want) {
-					t.Errorf("%s (stats %v, style %+v):\n%s\nwant\n%s", tc.name, stats, st, got, want)
+					t.Errorf("%s (%+v, style %+v):\n%s\nwant\n%s", tc.name, o, st, got, want)
+				}
+				if o == (poundOpts{}) && st == poundCompact {
+					if plain := encodeJSON(poundBackend(&b, false), st); string(want) != "["+string(plain)+"]" {
+						t.Errorf("%s: %s, poundBackend gives %s", tc.name, want, plain)
+					}
 				}
 			}
 		}

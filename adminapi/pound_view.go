@@ -35,6 +35,11 @@ type poundOpts struct {
 	// "sessions" list (?sessions=count, an lbd extension: a listing that
 	// does not copy a table of a million sessions).
 	countSessions bool
+	// requests: a backend shows "requests" and "response_time", its
+	// pound_backend_requests_total and pound_backend_response_time_seconds
+	// samples (?requests=1, an lbd extension: lbctl's table without a
+	// GET /metrics of 20,000 backends).
+	requests bool
 }
 
 // newPoundView wraps a snapshot, synthesising the control listener.
@@ -265,7 +270,7 @@ func (v *poundView) object(t poundTarget) jobject {
 	if t.be < 0 {
 		return poundService(svc, v.opts)
 	}
-	return poundBackend(&svc.Backends[t.be], v.opts.stats)
+	return poundBackendOpts(&svc.Backends[t.be], v.opts)
 }
 
 // all is Pound's full listing (GET /).
@@ -383,7 +388,7 @@ func poundService(s *Service, o poundOpts) jobject {
 	if len(s.Backends) > 0 {
 		a := make(jarray, len(s.Backends))
 		for i := range s.Backends {
-			a[i] = poundBackendValue(&s.Backends[i], o.stats)
+			a[i] = poundBackendValue(&s.Backends[i], o)
 		}
 		backends = a
 	}

@@ -1,9 +1,11 @@
 package lbctl
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"lbd/adminapi"
@@ -122,4 +124,72 @@ func FuzzPoundDecoder(f *testing.F) {
 		p := objPath{segs: []string{"1", "0", "0"}[:level%4]}
 		sameDecoding(t, "fuzz", p, body)
 	})
+}
+
+// TestListingRequestsMatchMetrics checks that the numbers ?requests=1
+// puts in a listing's backends are the exposition's samples the table
+// read before: every backend's request count, and its response time
+// where the exposition has one.
+func TestListingRequestsMatchMetrics(t *testing.T) {
+	for _, stats := range []bool{false, true} {
+		o, err := decodePound(objPath{}, poundReply(t, "/listener?sessions=count&requests=1", stats))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := parseBackendMetrics(poundReply(t, "/metrics?family=pound_backend_requests&family=pound_backend_response_time_seconds", stats))
+		n, timed := 0, 0
+		o.walkBackends(func(p objPath, b *backend) {
+			n++
+			v := m[metricKey(p.segs)]
+			if v == nil || v.requests == nil || b.Requests == nil || *b.Requests != *v.requests {
+				t.Errorf("%s (stats %v): requests %v, exposition %+v", p, stats, b.Requests, v)
+				return
+			}
+			if (b.ResponseTime == nil) != (v.respTime == nil) || b.ResponseTime != nil && *b.ResponseTime != *v.respTime {
+				t.Errorf("%s (stats %v): response time %v, exposition %v", p, stats, b.ResponseTime, v.respTime)
+			}
+			if b.ResponseTime != nil {
+				timed++
+			}
+		})
+		if n != 6 || timed != 1 {
+			t.Errorf("stats %v: %d backends, %d with a response time; want 6, 1", stats, n, timed)
+		}
+	}
+}
+
+// TestListWithoutMetrics checks that lbctl list takes the table's numbers
+// from the listing when lbd gives them, and asks GET /metrics for them
+// when the server ignores ?requests=1 (Pound, an earlier lbd), with the
+// same table either way.
+func TestListWithoutMetrics(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ignore  bool // the server drops requests=1
+		metrics int  // GET /metrics made
+	}{{"lbd", false, 0}, {"server without requests=1", true, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			gets := 0
+			h := adminapi.NewPoundHandler(&fakeController{st: fixture()})
+			sock := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				if r.URL.Path == "/metrics" {
+					gets++
+				}
+				mu.Unlock()
+				if tc.ignore {
+					r.URL.RawQuery = strings.ReplaceAll(r.URL.RawQuery, "&requests=1", "")
+				}
+				h.ServeHTTP(w, r)
+			}))
+			res := run(nil, "/usr/sbin/lbctl", "-s", sock, "list")
+			if res.code != 0 || res.stdout != poundTable {
+				t.Fatalf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", res.code, res.stderr, res.stdout, poundTable)
+			}
+			if gets != tc.metrics {
+				t.Errorf("%d GET /metrics, want %d", gets, tc.metrics)
+			}
+		})
+	}
 }

@@ -51,15 +51,17 @@ func (r *runner) list(arg string) error {
 	return r.printObject(cn, o, reply)
 }
 
-// fetchCounts is fetch from a Pound socket with ?sessions=count, lbd's
-// extension; a server that refuses it (an lbd before it) is asked again
+// fetchCounts is fetch from a Pound socket with ?sessions=count and
+// ?requests=1, lbd's extensions; a server that refuses it (an lbd before it) is asked again
 // without. Pound itself ignores the parameter and lists the sessions,
 // which the table counts.
 func fetchCounts(cn *conn, p objPath) (*object, []byte, error) {
 	if p.level() == levelListener && p.segs[0] == "-" {
 		p = objPath{}
 	}
-	reply, err := cn.get("/listener" + p.pound() + "?sessions=count")
+	// requests=1: lbd puts the numbers the table takes from GET /metrics
+	// in the backends (addMetrics asks for them when a server did not).
+	reply, err := cn.get("/listener" + p.pound() + "?sessions=count&requests=1")
 	var se *client.StatusError
 	if errors.As(err, &se) && se.Status == http.StatusBadRequest {
 		return fetch(cn, p)

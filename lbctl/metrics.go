@@ -74,6 +74,14 @@ func addMetrics(cn *conn, o *object) {
 	})
 }
 
+// lacksRequests reports whether a backend of o has no request count:
+// the reply came from Pound, an lbd before ?requests=1, or without it.
+func (o *object) lacksRequests() bool {
+	lacks := false
+	o.walkBackends(func(_ objPath, b *backend) { lacks = lacks || b.Requests == nil })
+	return lacks
+}
+
 // parseBackendMetrics indexes the samples of the two families the table
 // shows by backend, once with indices and once with names where the
 // objects have them, so a path typed either way finds them; global

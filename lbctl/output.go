@@ -158,7 +158,7 @@ func (r *runner) printListing(cn *conn, o *object, reply []byte) error {
 		}
 		return r.printTemplate(data)
 	}
-	if cn.dialect == dialectPound {
+	if cn.dialect == dialectPound && o.lacksRequests() {
 		addMetrics(cn, o)
 	}
 	if err := writeTable(r.env.Stdout, cn.dialect, o.rows()); err != nil {
