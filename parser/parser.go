@@ -1,10 +1,10 @@
 package parser
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"strings"
 )
 
 // Options controls how a configuration is read.
@@ -125,7 +125,7 @@ func newBuilder(opts Options) *builder {
 func (b *builder) run(name string, src []byte) (*File, Diagnostics) {
 	b.source(name, src)
 	// Pound reports a block left open at the file's last line.
-	last := strings.Count(string(src), "\n")
+	last := bytes.Count(src, []byte{'\n'}) // not a copy of the file as a string
 	if len(src) == 0 || src[len(src)-1] != '\n' {
 		last++
 	}
