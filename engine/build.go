@@ -96,12 +96,29 @@ type buildOptions struct {
 	events *adminapi.Events
 }
 
+// configBackends counts the backends cfg configures: the size of the
+// graph's backend map, which grew through a dozen rehashes to 20,000
+// backends at start and at each reload (issue 36). Matrices add theirs.
+func configBackends(cfg *config.Config) int {
+	n := 0
+	for _, s := range cfg.Services {
+		n += len(s.Backends)
+	}
+	for _, l := range cfg.Listeners {
+		for _, s := range l.Services {
+			n += len(s.Backends)
+		}
+	}
+	return n
+}
+
 // build makes the graph for cfg, reusing state of prev (nil at start),
 // with the matrices expanded as dyn has them now. On error nothing of
 // prev changes and the half-built graph is released.
 func build(cfg *config.Config, prev *graph, log logrus.FieldLogger, dyn *dynamic, opts buildOptions) (*graph, error) {
 	b := &builder{cfg: cfg, prev: prev, log: log, dyn: dyn, opts: opts,
-		next:     &graph{cfg: cfg, backends: map[string]*backend.Backend{}, matrices: map[string]*config.Backend{}},
+		next: &graph{cfg: cfg, backends: make(map[string]*backend.Backend, configBackends(cfg)),
+			matrices: map[string]*config.Backend{}},
 		replaced: map[*backend.Backend]*backend.Backend{}}
 	fail := func(err error) (*graph, error) {
 		for _, d := range b.next.detach {
