@@ -66,6 +66,16 @@ func (s *summaryStream) count(li int, svcs []Service) int {
 	return 0
 }
 
+// total is the number of services of the streamed Summary (0 when st
+// holds them).
+func (s *summaryStream) total() int {
+	n := s.counts.Global
+	for _, c := range s.counts.Listeners {
+		n += c
+	}
+	return n
+}
+
 // take returns the service at &svcs[i] when the State holds it, else the
 // next one of the sequence, which must then be the i-th of its list:
 // the services are taken exactly once each, in State's order.
