@@ -22,18 +22,36 @@ type tnode struct {
 	exact, nex  int32
 }
 
-// buildNode is a trie node while keys are added.
+// buildNode is a trie node while keys are added. Its edges are kept in
+// label order in a slice: most nodes have one (10,000 URL prefixes made
+// ~40,000 nodes, each with a map of one entry before, issue 36).
 type buildNode struct {
-	kids       map[byte]*buildNode
+	edges      []buildEdge
 	pre, exact []int32
+}
+
+type buildEdge struct {
+	label byte
+	node  *buildNode
 }
 
 type trieBuilder struct {
 	root  buildNode
 	empty bool
+	nodes int // made under root: the flat trie's size
 }
 
 func newTrieBuilder() *trieBuilder { return &trieBuilder{empty: true} }
+
+// kid returns n's child labelled c, adding it if there is none.
+func (b *trieBuilder) kid(n *buildNode, c byte) *buildNode {
+	i, found := slices.BinarySearchFunc(n.edges, c, func(e buildEdge, c byte) int { return int(e.label) - int(c) })
+	if !found {
+		n.edges = slices.Insert(n.edges, i, buildEdge{c, &buildNode{}})
+		b.nodes++
+	}
+	return n.edges[i].node
+}
 
 // add files service id under text (already folded; reversed for a
 // suffix trie), as a prefix or as the whole subject.
@@ -41,16 +59,7 @@ func (b *trieBuilder) add(text string, id int32, exact bool) {
 	b.empty = false
 	n := &b.root
 	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if n.kids == nil {
-			n.kids = make(map[byte]*buildNode, 1)
-		}
-		k := n.kids[c]
-		if k == nil {
-			k = &buildNode{}
-			n.kids[c] = k
-		}
-		n = k
+		n = b.kid(n, text[i])
 	}
 	if exact {
 		n.exact = appendID(n.exact, id)
@@ -67,14 +76,15 @@ func appendID(l []int32, id int32) []int32 {
 	return append(l, id)
 }
 
-// flatten turns the builder into a trie, breadth first.
+// flatten turns the builder into a trie, breadth first, each array made
+// at its final size.
 func (b *trieBuilder) flatten() *trie {
 	if b.empty {
 		return nil
 	}
-	t := &trie{}
-	queue := []*buildNode{&b.root}
-	t.nodes = append(t.nodes, tnode{})
+	t := &trie{nodes: make([]tnode, 1, b.nodes+1), labels: make([]byte, 0, b.nodes), kids: make([]int32, 0, b.nodes)}
+	queue := make([]*buildNode, 1, b.nodes+1)
+	queue[0] = &b.root
 	for qi := 0; qi < len(queue); qi++ {
 		n := queue[qi]
 		nd := &t.nodes[qi]
@@ -82,17 +92,12 @@ func (b *trieBuilder) flatten() *trie {
 		t.ids = append(t.ids, n.pre...)
 		nd.exact, nd.nex = int32(len(t.ids)), int32(len(n.exact))
 		t.ids = append(t.ids, n.exact...)
-		labels := make([]byte, 0, len(n.kids))
-		for c := range n.kids {
-			labels = append(labels, c)
-		}
-		slices.Sort(labels)
-		nd.edge, nd.nedge = int32(len(t.labels)), int32(len(labels))
-		for _, c := range labels {
-			t.labels = append(t.labels, c)
+		nd.edge, nd.nedge = int32(len(t.labels)), int32(len(n.edges))
+		for _, e := range n.edges {
+			t.labels = append(t.labels, e.label)
 			t.kids = append(t.kids, int32(len(queue)))
-			queue = append(queue, n.kids[c])
-			t.nodes = append(t.nodes, tnode{}) // nd is complete: moving it is harmless
+			queue = append(queue, e.node)
+			t.nodes = append(t.nodes, tnode{}) // within capacity: nd stays where it is
 		}
 	}
 	return t
