@@ -9,7 +9,7 @@
 #   bench/scale.sh lbd LABEL BINARY      # an lbd binary (before/after)
 #   bench/scale.sh pound LABEL BINARY    # Pound 4 on the same configurations
 #   bench/scale.sh haproxy               # HAProxy: a map file, and one ACL line per service
-#   bench/scale.sh size BINARY           # lbd -c, start, reload, RSS, lbctl list, dashboard at 10,000 services / 20,000 backends
+#   bench/scale.sh size BINARY           # lbd -c, start, reload (wall and CPU), RSS, lbctl list, dashboard at 10,000 services / 20,000 backends
 #
 #   bench/scale.sh size-curve BINARY     # lbd -c, start and RSS at each of SIZES services (one backend each)
 #   bench/scale.sh summary FILE.tsv      # median per point and its ratio to 1 service
@@ -162,27 +162,34 @@ ctl_get() {
 # of 100 services, the last page through a filter, the whole state) and
 # api/history of one page, on the control socket.
 size() {
-	local lbd=$1 n=${SIZE_SERVICES:-10000} cfg=$WORK/size.cfg t0 t1 i page
+	local lbd=$1 n=${SIZE_SERVICES:-10000} cfg=$WORK/size.cfg t0 t1 c0 c1 i page
 	pound_cfg url "$n" 2 >"$cfg"
 	printf 'Control "%s/ctl.sock"\n' "$WORK" | cat - "$cfg" >"$cfg.tmp" && mv "$cfg.tmp" "$cfg"
+	printf 'size\tload average\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
 	t0=$(date +%s%N)
-	"$lbd" -c -f "$cfg"
+	/usr/bin/time -o "$WORK/time.out" -f '%U %S' "$lbd" -c -f "$cfg"
 	t1=$(date +%s%N)
-	printf 'size\tcheck (lbd -c)\t%d ms\n' $(((t1 - t0) / 1000000)) | tee -a "$OUT"
+	printf 'size\tcheck (lbd -c)\t%d ms; CPU %s ms\n' $(((t1 - t0) / 1000000)) \
+		"$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$WORK/time.out")" | tee -a "$OUT"
 	t0=$(date +%s%N)
 	GOMAXPROCS=1 taskset -c 1 "$lbd" -F -f "$cfg" >"$WORK/proxy.log" 2>&1 &
 	PROXY_PID=$!
 	wait_port "$PORT" 60
 	t1=$(date +%s%N)
-	printf 'size\tstart to listening\t%d ms\n' $(((t1 - t0) / 1000000)) | tee -a "$OUT"
+	# CPU at the moment it listens (the clock ticks of /proc: 10 ms)
+	printf 'size\tstart to listening\t%d ms; CPU %d ms\n' $(((t1 - t0) / 1000000)) \
+		$(($(cpu_ticks "$PROXY_PID") * 1000 / HZ)) | tee -a "$OUT"
 	sleep 1
 	printf 'size\tRSS after start\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
 	sleep 9
 	printf 'size\tRSS 10 s after start\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
+	c0=$(cpu_ticks "$PROXY_PID")
 	t0=$(date +%s%N)
 	"${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" reload >/dev/null
 	t1=$(date +%s%N)
-	printf 'size\treload (lbctl reload)\t%d ms\n' $(((t1 - t0) / 1000000)) | tee -a "$OUT"
+	c1=$(cpu_ticks "$PROXY_PID")
+	printf 'size\treload (lbctl reload)\t%d ms; CPU lbd %d ms\n' $(((t1 - t0) / 1000000)) \
+		$(((c1 - c0) * 1000 / HZ)) | tee -a "$OUT"
 	sleep 2
 	printf 'size\tRSS 2 s after reload\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
 	# wall time, and the CPU it took: lbd's (utime+stime) and lbctl's,
@@ -205,6 +212,7 @@ size() {
 	printf 'size\tapi/state, whole (unpaged)\t%s\n' "$(ctl_get '/dashboard/api/state')" | tee -a "$OUT"
 	sleep 2
 	printf 'size\tRSS after the listings\t%s MB\n' "$(rss "$PROXY_PID")" | tee -a "$OUT"
+	printf 'size\tload average\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
 }
 
 # size_curve BINARY: the services cost curve: for N in SIZES, URL
