@@ -425,22 +425,18 @@ func (d *poundDecoder) skip() ([]byte, bool) {
 		return nil, false
 	}
 	var ok bool
+	c := d.peek() // past the white space: the value starts here
 	start := d.i
-	switch d.peek() {
+	switch c {
 	case '{':
-		start = d.i
 		ok = d.object(nil, func(string) bool { _, ok := d.skip(); return ok })
 	case '[':
-		start = d.i
 		ok = d.array(func() bool { _, ok := d.skip(); return ok })
 	case '"':
-		start = d.i
 		ok = d.skipString()
 	case 't', 'f', 'n':
-		start = d.i
 		ok = d.literal("true") || d.literal("false") || d.literal("null")
 	default:
-		start = d.i
 		_, _, ok = d.number()
 	}
 	return d.b[start:d.i], ok

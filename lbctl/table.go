@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -98,8 +97,11 @@ func (r *row) cells() [rowColumns]string {
 // as a cell or line end or an escape.
 func plainCells(r *row) bool {
 	for _, c := range r.cells() {
-		if strings.ContainsAny(c, "\t\n\v\f\xff") {
-			return false
+		for i := 0; i < len(c); i++ {
+			switch c[i] {
+			case '\t', '\n', '\v', '\f', tabwriter.Escape:
+				return false
+			}
 		}
 	}
 	return true
