@@ -12,6 +12,7 @@
 #   bench/scale.sh size BINARY           # lbd -c, start, reload (wall and CPU), RSS, lbctl list, dashboard at 10,000 services / 20,000 backends
 #
 #   bench/scale.sh size-curve BINARY     # lbd -c, start and RSS at each of SIZES services (one backend each)
+#   bench/scale.sh size-start BINARY...  # lbd -c, start, reload at 10,000 services, wall and CPU, REPS [5] rounds
 #   bench/scale.sh summary FILE.tsv      # median per point and its ratio to 1 service
 #
 # Environment: SIZES ["1 100 1000 10000"], SHAPES ["host url mix"],
@@ -155,6 +156,38 @@ ctl_get() {
 		awk '{ printf "%d ms, %d bytes", $1 * 1000, $2 }'
 }
 
+# size_start BINARY: lbd -c, start to listening and one lbctl reload at
+# SIZE_SERVICES [10,000] services / 2 backends each, wall and CPU, one
+# line; size-start alternates the binaries REPS [5] times, so that the
+# shared machine's drift hits each alike.
+size_start() {
+	local lbd=$1 n=${SIZE_SERVICES:-10000} cfg=$WORK/size.cfg t0 t1 t2 t3 c0 c1 c2 check
+	pound_cfg url "$n" 2 >"$cfg"
+	printf 'Control "%s/ctl.sock"\n' "$WORK" | cat - "$cfg" >"$cfg.tmp" && mv "$cfg.tmp" "$cfg"
+	t0=$(date +%s%N)
+	/usr/bin/time -o "$WORK/time.out" -f '%U %S' "$lbd" -c -f "$cfg"
+	t1=$(date +%s%N)
+	check="$(((t1 - t0) / 1000000)) ms, CPU $(awk '{ printf "%d", ($1 + $2) * 1000 }' "$WORK/time.out") ms"
+	t0=$(date +%s%N)
+	GOMAXPROCS=1 taskset -c 1 "$lbd" -F -f "$cfg" >"$WORK/proxy.log" 2>&1 &
+	PROXY_PID=$!
+	wait_port "$PORT" 60
+	t1=$(date +%s%N)
+	c1=$(cpu_ticks "$PROXY_PID")
+	sleep 1
+	c0=$(cpu_ticks "$PROXY_PID")
+	t2=$(date +%s%N)
+	"${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" reload >/dev/null
+	t3=$(date +%s%N)
+	c2=$(cpu_ticks "$PROXY_PID")
+	kill "$PROXY_PID"
+	wait "$PROXY_PID" 2>/dev/null || true
+	PROXY_PID=""
+	printf 'size-start\t%s\tcheck %s\tstart %d ms, CPU %d ms\treload %d ms, CPU %d ms\tload %s\n' "$lbd" "$check" \
+		$(((t1 - t0) / 1000000)) $((c1 * 1000 / HZ)) $(((t3 - t2) / 1000000)) $(((c2 - c0) * 1000 / HZ)) \
+		"$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$OUT"
+}
+
 # size BINARY: configuration-size costs at SIZE_SERVICES [10,000]
 # services / 2 backends each: lbd -c, start, RSS (after start, 10 s later
 # once the dashboard's sampler has run, after a reload, after the
@@ -284,6 +317,14 @@ size)
 	;;
 size-curve)
 	size_curve "$1"
+	;;
+size-start)
+	start_upstream
+	for ((rep = 0; rep < ${REPS:-5}; rep++)); do
+		for bin in "$@"; do
+			size_start "$bin"
+		done
+	done
 	;;
 *)
 	echo "unknown: $what" >&2
