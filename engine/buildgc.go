@@ -11,10 +11,12 @@ import (
 // is allocated then is either kept or thrown away at once (the parse
 // tree, the build's scratch), and with the default 100 the heap was
 // marked over and over while it grew: at 10,000 services / 20,000
-// backends ~15 % of the start's CPU (issue 36). ReturnBuildGarbage gives
-// the garbage back afterwards; the peak during a build is higher (at most
-// the live heap plus what the build allocates).
-const BuildGCPercent = 400
+// backends ~15 % of the start's CPU (issue 36). Higher is not better: a
+// heap that grows further before it is collected faults in more fresh
+// pages, which cost this much again (starts with GOGC 150, 200, 300 and
+// 400: median CPU 570, 505, 610 and 580 ms). ReturnBuildGarbage gives
+// the garbage back afterwards.
+const BuildGCPercent = 200
 
 // buildGC counts the builds under way, which may overlap (a reload
 // requested by signal and one by the control socket), so that the last
