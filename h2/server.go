@@ -58,6 +58,7 @@ type Server struct {
 	mu    sync.Mutex
 	conns map[*serverConn]struct{}
 	shut  bool
+	live  sync.WaitGroup // connections not yet cleaned up, parked ones too
 }
 
 // New builds a Server.
@@ -74,13 +75,15 @@ func New(o Options) *Server {
 	return &Server{opts: o, conns: map[*serverConn]struct{}{}}
 }
 
-// ServeConn serves one HTTP/2 connection until it ends. c should carry
+// ServeConn serves one HTTP/2 connection until it ends or is parked
+// (then in goroutines of its own once it wakes; Wait). c should carry
 // the client's TLS facts (see proxy.TLSInfo) for the X-SSL-* headers.
 func (s *Server) ServeConn(c net.Conn) {
 	sc := newServerConn(s, c)
 	s.mu.Lock()
 	shut := s.shut
 	s.conns[sc] = struct{}{}
+	s.live.Add(1)
 	s.mu.Unlock()
 	if shut {
 		sc.cleanup()
@@ -93,7 +96,13 @@ func (s *Server) forget(sc *serverConn) {
 	s.mu.Lock()
 	delete(s.conns, sc)
 	s.mu.Unlock()
+	s.live.Done()
 }
+
+// Wait blocks until every connection has ended (after Shutdown).
+// ServeConn returns when its connection ends or is parked: an idle
+// connection waits without a goroutine (park.go).
+func (s *Server) Wait() { s.live.Wait() }
 
 // Shutdown asks every connection to finish its streams and go away.
 func (s *Server) Shutdown() {
