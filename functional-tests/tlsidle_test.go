@@ -1,0 +1,125 @@
+//go:build linux
+
+package functionaltests
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// tlsIdleConfig: one ListenHTTPS (HTTP/1.1 and h2 by ALPN) with the
+// Client timeout given, one service.
+func tlsIdleConfig(pki *tlsPKI, client int, be *backend) string {
+	return strings.Replace(httpsListener("Cert \""+pki.path("a.pem")+"\"", be), "Client 5\n", fmt.Sprintf("Client %d\n", client), 1)
+}
+
+// tlsIdleClients are one HTTP/1.1-over-TLS and one HTTP/2 connection
+// to lbd, each kept open across requests.
+type tlsIdleClients struct {
+	h1  *tls.Conn
+	br  *bufio.Reader
+	raw *tls.Conn // the h2 connection's
+	h2  *http2.ClientConn
+}
+
+func dialTLSIdle(t *testing.T, pki *tlsPKI, addr string) *tlsIdleClients {
+	t.Helper()
+	dial := func(proto string) *tls.Conn {
+		cfg := pki.tlsConfig("a.test")
+		cfg.NextProtos = []string{proto}
+		c, err := tls.Dial("tcp", addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.ConnectionState().NegotiatedProtocol; got != proto {
+			t.Fatalf("ALPN: %q, want %q", got, proto)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	cl := &tlsIdleClients{h1: dial("http/1.1"), raw: dial("h2")}
+	cl.br = bufio.NewReader(cl.h1)
+	cc, err := (&http2.Transport{}).NewClientConn(cl.raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.h2 = cc
+	return cl
+}
+
+func (cl *tlsIdleClients) askH1(t *testing.T, path string) {
+	t.Helper()
+	code, body := askOn(t, cl.h1, cl.br, path)
+	if code != 200 || !strings.Contains(body, "GET "+path+"\n") {
+		t.Fatalf("HTTP/1.1 %s: %d %q", path, code, body)
+	}
+}
+
+func (cl *tlsIdleClients) askH2(t *testing.T, path string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", "https://a.test"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cl.h2.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("h2 %s: %v", path, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || resp.ProtoMajor != 2 || !strings.Contains(string(body), "GET "+path+"\n") {
+		t.Fatalf("h2 %s: %d %s %q (%v)", path, resp.StatusCode, resp.Proto, body, err)
+	}
+}
+
+// TestIdleParkedTLSConnectionsResume: an HTTP/1.1-over-TLS and an HTTP/2
+// connection that stay idle longer than the delay before parking (1 s)
+// are parked (their sockets in lbd's epoll sets, as plain ones) and
+// answer right every time they are used again, interleaved.
+func TestIdleParkedTLSConnectionsResume(t *testing.T) {
+	pki := newTLSPKI(t)
+	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	p := startLBD(t, tlsIdleConfig(pki, 30, be))
+	cl := dialTLSIdle(t, pki, p.addr)
+	cl.askH1(t, "/h1-0")
+	cl.askH2(t, "/h2-0")
+	for round := 1; round <= 2; round++ {
+		waitParked(t, p, 2)
+		cl.askH2(t, fmt.Sprintf("/h2-%d", round))
+		cl.askH1(t, fmt.Sprintf("/h1-%d", round))
+		cl.askH2(t, fmt.Sprintf("/h2-%d-again", round))
+		cl.askH1(t, fmt.Sprintf("/h1-%d-again", round))
+	}
+}
+
+// TestIdleParkedTLSConnectionsTimeOut: the Client timeout still ends
+// parked TLS connections: HTTP/1.1 with close_notify and EOF, HTTP/2 with
+// GOAWAY and the close (the client's connection is then closed); lbd
+// holds none of their sockets after.
+func TestIdleParkedTLSConnectionsTimeOut(t *testing.T) {
+	pki := newTLSPKI(t)
+	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	p := startLBD(t, tlsIdleConfig(pki, 3, be))
+	cl := dialTLSIdle(t, pki, p.addr)
+	cl.askH1(t, "/t1")
+	cl.askH2(t, "/t2")
+	last := time.Now()
+	waitParked(t, p, 2)
+	cl.h1.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := cl.br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Fatalf("parked HTTP/1.1 connection at its timeout: %d bytes, %v; want EOF", n, err)
+	}
+	if idle := time.Since(last); idle < 2500*time.Millisecond || idle > 8*time.Second {
+		t.Fatalf("closed %v after the last request, want about the 3 s Client timeout", idle)
+	}
+	waitFor(t, "the HTTP/2 connection closed by lbd", func() bool { return cl.h2.State().Closed })
+	waitParked(t, p, 0)
+}
