@@ -45,6 +45,7 @@ type parking struct {
 	// Under sc.mu.
 	parked bool
 	ticket idlewait.Ticket
+	count  int // times parked
 }
 
 // initParking makes c's connection parkable when it is TLS over a
@@ -164,6 +165,7 @@ func (sc *serverConn) parkNow() (parked, again bool) {
 		return false, false
 	}
 	sc.park.parked, sc.park.ticket = true, t
+	sc.park.count++
 	for _, v := range sc.idle {
 		v.retire()
 	}
