@@ -75,9 +75,9 @@ type serverConn struct {
 	mu           sync.Mutex
 	streams      map[uint32]*vconn
 	idle         []*vconn
-	sendWin      int64       // connection send window
-	initWin      int64       // the client's SETTINGS_INITIAL_WINDOW_SIZE
-	resetIDs     [256]uint32 // streams lbd reset lately
+	sendWin      int64        // connection send window
+	initWin      int64        // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	resetIDs     *[256]uint32 // streams lbd reset lately; nil until the first (1 KiB an idle connection need not keep)
 	resetPos     int
 	vconns       int // vconns the proxy holds (idle or busy), for MaxStreams
 	settingsSent bool
@@ -378,6 +378,9 @@ func (sc *serverConn) resetStream(id uint32, code http2.ErrCode) {
 
 func (sc *serverConn) noteReset(id uint32) {
 	sc.mu.Lock()
+	if sc.resetIDs == nil {
+		sc.resetIDs = new([256]uint32)
+	}
 	sc.resetIDs[sc.resetPos%len(sc.resetIDs)] = id
 	sc.resetPos++
 	sc.mu.Unlock()
@@ -387,6 +390,9 @@ func (sc *serverConn) noteReset(id uint32) {
 func (sc *serverConn) resetByUs(id uint32) bool {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
+	if sc.resetIDs == nil {
+		return false
+	}
 	for _, r := range sc.resetIDs {
 		if r == id {
 			return true

@@ -31,7 +31,27 @@ import (
 // quarter of it) and only before reading at a frame boundary with
 // nothing buffered; a deadline that passes in any other read is
 // cleared and the read retried (parkReader), so a frame is never cut.
-var parkAfter = time.Second // variable for the tests
+//
+// The delay is parkAfter, or parkSoon while the server has more than
+// parkCrowd connections not parked: a crowd of waiting connections
+// (three goroutines and some 60 KiB each) is what memory goes to, and
+// what Go keeps of it for ever (the g structures, fragmentation) grows
+// with how many wait at once; a quiet server's clients pausing for
+// less than a second never pay a park and resume. (The proxy's parker
+// for HTTP/1.1 does the same.)
+var (
+	parkAfter = time.Second // variables for the tests
+	parkSoon  = 200 * time.Millisecond
+)
+
+const parkCrowd = 1000
+
+func (s *Server) parkDelay() time.Duration {
+	if s.open.Load()-s.parked.Load() > parkCrowd {
+		return parkSoon
+	}
+	return parkAfter
+}
 
 // parking is a connection's parking state.
 type parking struct {
@@ -40,8 +60,8 @@ type parking struct {
 	rd  io.Reader       // what br reads, for resuming
 	// Reader goroutine only: the idle deadline in force (UnixNano, 0:
 	// none of ours), and whether the reader waits at a frame boundary.
-	deadline int64
-	waiting  bool
+	deadline, delay int64
+	waiting         bool
 	// Under sc.mu.
 	parked bool
 	ticket idlewait.Ticket
@@ -129,9 +149,13 @@ func (sc *serverConn) idleWait() bool {
 		return false
 	}
 	for {
-		now, delay := time.Now().UnixNano(), int64(parkAfter)
-		if left := pk.deadline - now; left > delay || left < delay*3/4 {
-			pk.deadline = now + delay
+		// Lazily: moved (and the delay asked) only when the deadline in
+		// force is not an idle one ending between 3/4 of its delay and
+		// its delay from now.
+		now := time.Now().UnixNano()
+		if left := pk.deadline - now; left > pk.delay || left < pk.delay*3/4 {
+			pk.delay = int64(sc.srv.parkDelay())
+			pk.deadline = now + pk.delay
 			sc.nc.SetReadDeadline(time.Unix(0, pk.deadline))
 		}
 		pk.waiting = true
@@ -166,6 +190,7 @@ func (sc *serverConn) parkNow() (parked, again bool) {
 	}
 	sc.park.parked, sc.park.ticket = true, t
 	sc.park.count++
+	sc.srv.parked.Add(1)
 	for _, v := range sc.idle {
 		v.retire()
 	}
@@ -184,6 +209,7 @@ func (sc *serverConn) parkNow() (parked, again bool) {
 func (sc *serverConn) Wake() {
 	sc.mu.Lock()
 	sc.park.parked = false
+	sc.srv.parked.Add(-1)
 	sc.mu.Unlock()
 	sc.resume()
 }
@@ -193,6 +219,7 @@ func (sc *serverConn) Wake() {
 func (sc *serverConn) wakeUp() {
 	if sc.park.parked && sc.park.set.Unpark(sc.park.ticket) {
 		sc.park.parked = false
+		sc.srv.parked.Add(-1)
 		go sc.resume()
 	}
 }

@@ -17,9 +17,9 @@ import (
 
 // shortPark parks idle connections after 20 ms for one test.
 func shortPark(t *testing.T) {
-	after := parkAfter
-	parkAfter = 20 * time.Millisecond
-	t.Cleanup(func() { parkAfter = after })
+	after, soon := parkAfter, parkSoon
+	parkAfter, parkSoon = 20*time.Millisecond, 20*time.Millisecond
+	t.Cleanup(func() { parkAfter, parkSoon = after, soon })
 }
 
 // splitConn writes the next write in two TCP segments with split called

@@ -22,6 +22,7 @@ package h2
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -59,6 +60,9 @@ type Server struct {
 	conns map[*serverConn]struct{}
 	shut  bool
 	live  sync.WaitGroup // connections not yet cleaned up, parked ones too
+	// open and parked count connections, for the delay before parking
+	// (park.go).
+	open, parked atomic.Int64
 }
 
 // New builds a Server.
@@ -84,6 +88,7 @@ func (s *Server) ServeConn(c net.Conn) {
 	shut := s.shut
 	s.conns[sc] = struct{}{}
 	s.live.Add(1)
+	s.open.Add(1)
 	s.mu.Unlock()
 	if shut {
 		sc.cleanup()
@@ -96,6 +101,7 @@ func (s *Server) forget(sc *serverConn) {
 	s.mu.Lock()
 	delete(s.conns, sc)
 	s.mu.Unlock()
+	s.open.Add(-1)
 	s.live.Done()
 }
 
