@@ -234,3 +234,36 @@ func TestTLSParkedEnds(t *testing.T) {
 		})
 	}
 }
+
+// heldMemConn is an in-memory TLS connection as the proxy sees one
+// (NetConn: one it may park whole).
+type heldMemConn struct{ *tlsMemConn }
+
+func (c heldMemConn) NetConn() net.Conn { return c.memConn }
+
+// TestTLSWaitDoesNotAllocate: the wait for a request on a TLS keep-alive
+// connection, under parkDelay's read deadline, allocates nothing: the
+// request cycle of a busy TLS connection stays at 0 allocations.
+func TestTLSWaitDoesNotAllocate(t *testing.T) {
+	be := &memConn{reply: []byte(benchResponse)}
+	_, st, _ := newMemProxy(t, be)
+	st.Client = time.Minute
+	client := heldMemConn{&tlsMemConn{memConn: &memConn{in: []byte(benchRequest)}, ssl: []byte(sslLines)}}
+	c := newConn(NewServer(st), client)
+	if !c.parksHeld(st) {
+		t.Fatal("an idle TLS connection is not one to park")
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		client.off = 0
+		c.r, c.w = 0, 0
+		if parked, err := c.waitHeld(st); parked || err != nil {
+			t.Fatalf("wait: parked %v, %v", parked, err)
+		}
+		if err := c.readHead(st); err != nil || !c.handle(st) {
+			t.Fatal("cycle failed")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("TLS request cycle with the wait allocates %.1f times per request, want 0", allocs)
+	}
+}
