@@ -4,15 +4,15 @@ package functionaltests
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // tlsIdleConfig: one ListenHTTPS (HTTP/1.1 and h2 by ALPN) with the
@@ -26,8 +26,7 @@ func tlsIdleConfig(pki *tlsPKI, client int, be *backend) string {
 type tlsIdleClients struct {
 	h1  *tls.Conn
 	br  *bufio.Reader
-	raw *tls.Conn // the h2 connection's
-	h2  *http2.ClientConn
+	h2 *http.ClientConn
 }
 
 func dialTLSIdle(t *testing.T, pki *tlsPKI, addr string) *tlsIdleClients {
@@ -45,12 +44,18 @@ func dialTLSIdle(t *testing.T, pki *tlsPKI, addr string) *tlsIdleClients {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	cl := &tlsIdleClients{h1: dial("http/1.1"), raw: dial("h2")}
+	cl := &tlsIdleClients{h1: dial("http/1.1")}
 	cl.br = bufio.NewReader(cl.h1)
-	cc, err := (&http2.Transport{}).NewClientConn(cl.raw)
+	var protos http.Protocols
+	protos.SetHTTP2(true)
+	tr := &http.Transport{Protocols: &protos, DialTLSContext: func(context.Context, string, string) (net.Conn, error) {
+		return dial("h2"), nil
+	}}
+	cc, err := tr.NewClientConn(context.Background(), "https", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cc.Close() })
 	cl.h2 = cc
 	return cl
 }
@@ -120,6 +125,6 @@ func TestIdleParkedTLSConnectionsTimeOut(t *testing.T) {
 	if idle := time.Since(last); idle < 2500*time.Millisecond || idle > 8*time.Second {
 		t.Fatalf("closed %v after the last request, want about the 3 s Client timeout", idle)
 	}
-	waitFor(t, "the HTTP/2 connection closed by lbd", func() bool { return cl.h2.State().Closed })
+	waitFor(t, "the HTTP/2 connection closed by lbd", func() bool { return cl.h2.Err() != nil })
 	waitParked(t, p, 0)
 }
