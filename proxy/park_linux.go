@@ -232,7 +232,10 @@ func (p *parker) reap(fd int, srv *Server) {
 		// Its descriptor stays open until the Close below, and must not
 		// stay in the set after it: the number is reused.
 		_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, fd, nil) // it is in the set: it cannot fail
-		nc.Close()                                                   // the client is gone or timed out: nobody to tell
+		// TLS sends close_notify first, which may wait (up to crypto/tls's
+		// 5 s) for room in a socket its client does not read: not in the
+		// sweep's goroutine, nor Close's. An error: nobody to tell.
+		go nc.Close()
 	} else {
 		// Nothing can be done about an error closing a socket being ended.
 		syscall.Close(fd)
