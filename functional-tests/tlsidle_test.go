@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -127,4 +128,31 @@ func TestIdleParkedTLSConnectionsTimeOut(t *testing.T) {
 	}
 	waitFor(t, "the HTTP/2 connection closed by lbd", func() bool { return cl.h2.Err() != nil })
 	waitParked(t, p, 0)
+}
+
+// TestIdleParkedTLSConnectionsOnStop: stopping lbd, gracefully (SIGINT)
+// or at once (SIGTERM), ends parked TLS connections in order (HTTP/1.1:
+// close_notify and EOF; HTTP/2: GOAWAY and the close), and lbd exits well
+// before Grace (5 s).
+func TestIdleParkedTLSConnectionsOnStop(t *testing.T) {
+	pki := newTLSPKI(t)
+	be := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			p := startLBD(t, strings.Replace(tlsIdleConfig(pki, 30, be), "Grace 2\n", "Grace 5\n", 1))
+			cl := dialTLSIdle(t, pki, p.addr)
+			cl.askH1(t, "/s1")
+			cl.askH2(t, "/s2")
+			waitParked(t, p, 2)
+			p.signal(sig)
+			cl.h1.SetReadDeadline(time.Now().Add(4 * time.Second))
+			if n, err := cl.br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+				t.Fatalf("parked HTTP/1.1 connection on %v: %d bytes, %v; want EOF", sig, n, err)
+			}
+			waitFor(t, "the HTTP/2 connection closed by lbd", func() bool { return cl.h2.Err() != nil })
+			if code := p.wait(4 * time.Second); code != 0 {
+				t.Fatalf("lbd exit %d (-1: still running after 4 s, Grace is 5 s):\n%s", code, p.out.String())
+			}
+		})
+	}
 }
