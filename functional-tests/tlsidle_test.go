@@ -25,8 +25,8 @@ func tlsIdleConfig(pki *tlsPKI, client int, be *backend) string {
 // tlsIdleClients are one HTTP/1.1-over-TLS and one HTTP/2 connection
 // to lbd, each kept open across requests.
 type tlsIdleClients struct {
-	h1  *tls.Conn
-	br  *bufio.Reader
+	h1 *tls.Conn
+	br *bufio.Reader
 	h2 *http.ClientConn
 }
 
