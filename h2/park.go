@@ -175,33 +175,42 @@ func (sc *serverConn) idleWait() bool {
 // not be registered.
 func (sc *serverConn) parkNow() (parked, again bool) {
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	retire, parked, again := sc.parkLocked()
+	sc.mu.Unlock()
+	// Outside the lock, as checkIdle does: the proxy's goroutines of the
+	// idle vconns end, with their buffers.
+	for _, v := range retire {
+		v.retire()
+	}
+	return parked, again
+}
+
+func (sc *serverConn) parkLocked() (retire []*vconn, parked, again bool) {
 	if len(sc.streams) > 0 {
-		return false, true
+		return nil, false, true
 	}
 	if sc.closed || sc.goingAway {
-		return false, false
+		return nil, false, false
 	}
 	// Under the lock throughout: a shutdown (wakeUp) must find the
-	// connection either parked with its ticket or not parked at all.
+	// connection either parked with its ticket or not parked at all, and
+	// a wake-up (Wake) waits for the lock, so the buffers are gone
+	// before a resumed reader makes new ones.
 	t, ok := sc.park.set.Park(sc.park.rc, sc)
 	if !ok {
-		return false, false
+		return nil, false, false
 	}
 	sc.park.parked, sc.park.ticket = true, t
 	sc.park.count++
 	sc.srv.parked.Add(1)
-	for _, v := range sc.idle {
-		v.retire()
-	}
-	sc.idle = nil
+	retire, sc.idle = sc.idle, nil
 	sc.out.sleep()
 	// The reader's own buffers: nothing is in them (a frame boundary,
 	// no header block open). The Framer's read buffer goes with it.
 	*sc.br = bufio.Reader{}
 	sc.fr, sc.payload, sc.headBuf = nil, nil, nil
 	sc.rb.fields, sc.rb.cookie = nil, nil
-	return true, false
+	return retire, true, false
 }
 
 // Wake implements idlewait.Waker: the socket is readable, in a goroutine
