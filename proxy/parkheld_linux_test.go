@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,5 +266,59 @@ func TestTLSWaitDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("TLS request cycle with the wait allocates %.1f times per request, want 0", allocs)
+	}
+}
+
+// BenchmarkHeldParkCycle is what parking a TLS connection whole and
+// resuming it costs outside the request path, as BenchmarkParkCycle is
+// for a bare socket: the registration (within Control) and its removal,
+// the conn structure given back and taken again, the resuming goroutine
+// and a deadline. No descriptor is copied and no net.Conn is rebuilt.
+func BenchmarkHeldParkCycle(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	nc, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	rc, err := nc.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer syscall.Close(ep)
+	srv := NewServer(&Listener{Client: time.Hour})
+	resumed := make(chan *conn)
+	b.ReportAllocs()
+	for b.Loop() {
+		c := newConn(srv, nc)
+		fd := -1
+		rc.Control(func(s uintptr) {
+			fd = int(s)
+			ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(fd)}
+			if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+				b.Fatal(err)
+			}
+		})
+		c.recycle()
+		go func() {
+			syscall.EpollCtl(ep, syscall.EPOLL_CTL_DEL, fd, nil)
+			resumed <- newConn(srv, nc)
+		}()
+		c = <-resumed
+		nc.SetReadDeadline(time.Now().Add(time.Second))
+		c.recycle()
 	}
 }
