@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,28 +63,19 @@ func dialTLSIdle(t *testing.T, pki *tlsPKI, addr string) *tlsIdleClients {
 	return cl
 }
 
+// askH1 and askH2 make one request on their connection and check that
+// the backend saw it.
 func (cl *tlsIdleClients) askH1(t *testing.T, path string) {
 	t.Helper()
-	code, body := askOn(t, cl.h1, cl.br, path)
-	if code != 200 || !strings.Contains(body, "GET "+path+"\n") {
-		t.Fatalf("HTTP/1.1 %s: %d %q", path, code, body)
+	if body := cl.h1Body(t, path); !strings.Contains(body, "GET "+path+"\n") {
+		t.Fatalf("HTTP/1.1 %s: %q", path, body)
 	}
 }
 
 func (cl *tlsIdleClients) askH2(t *testing.T, path string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", "https://a.test"+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cl.h2.RoundTrip(req)
-	if err != nil {
-		t.Fatalf("h2 %s: %v", path, err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || resp.ProtoMajor != 2 || !strings.Contains(string(body), "GET "+path+"\n") {
-		t.Fatalf("h2 %s: %d %s %q (%v)", path, resp.StatusCode, resp.Proto, body, err)
+	if body := cl.h2Body(t, path); !strings.Contains(body, "GET "+path+"\n") {
+		t.Fatalf("h2 %s: %q", path, body)
 	}
 }
 
@@ -155,4 +148,62 @@ func TestIdleParkedTLSConnectionsOnStop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIdleParkedTLSConnectionsAcrossReload: TLS connections parked
+// before a reload (lbctl reload) are served by the new configuration's
+// backend on their next request, HTTP/1.1 and HTTP/2 alike.
+func TestIdleParkedTLSConnectionsAcrossReload(t *testing.T) {
+	pki := newTLSPKI(t)
+	one := startBackend(t, "127.0.0.2", "one", echoHandler("one"))
+	two := startBackend(t, "127.0.0.3", "two", echoHandler("two"))
+	cfg := strings.Replace(tlsIdleConfig(pki, 30, one), "Grace 2\n", "Grace 2\nControl \"{DIR}/ctl.sock\"\n", 1)
+	p := startLBD(t, cfg)
+	cl := dialTLSIdle(t, pki, p.addr)
+	cl.askH1(t, "/before1")
+	cl.askH2(t, "/before2")
+	waitParked(t, p, 2)
+	written, err := os.ReadFile(p.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.cfg, []byte(strings.Replace(string(written), one.block(), two.block(), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "reload")
+	if n := parkedSockets(t, p.cmd.Process.Pid); n != 2 {
+		t.Fatalf("%d parked connections after the reload, want 2", n)
+	}
+	for _, ask := range []func(*testing.T, string) string{cl.h1Body, cl.h2Body} {
+		if body := ask(t, "/after"); !strings.HasPrefix(body, "two ") {
+			t.Fatalf("after the reload: %q, want the new backend's answer", body)
+		}
+	}
+}
+
+func (cl *tlsIdleClients) h1Body(t *testing.T, path string) string {
+	t.Helper()
+	code, body := askOn(t, cl.h1, cl.br, path)
+	if code != 200 {
+		t.Fatalf("HTTP/1.1 %s: %d %q", path, code, body)
+	}
+	return body
+}
+
+func (cl *tlsIdleClients) h2Body(t *testing.T, path string) string {
+	t.Helper()
+	req, err := http.NewRequest("GET", "https://a.test"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cl.h2.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("h2 %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 || resp.ProtoMajor != 2 {
+		t.Fatalf("h2 %s: %d %s %q (%v)", path, resp.StatusCode, resp.Proto, body, err)
+	}
+	return string(body)
 }
