@@ -129,6 +129,8 @@ bench: build
 	mkdir -p bench/out && OUT_MD=bench/out/syscalls-$$(date +%Y%m%d-%H%M%S).md bench/syscalls.sh
 	$(GO) run ./bench/idleconns -lbd $(BIN)/lbd -n 10000
 	for p in haproxy nginx; do if command -v $$p >/dev/null; then $(GO) run ./bench/idleconns -peer $$p -n 10000; else echo "bench: no $$p, idleconns -peer $$p skipped"; fi; done
+	for pr in tls h2; do $(GO) run ./bench/idleconns -lbd $(BIN)/lbd -proto $$pr -n 8000; \
+		for p in haproxy nginx; do if command -v $$p >/dev/null; then $(GO) run ./bench/idleconns -peer $$p -proto $$pr -n 8000; else echo "bench: no $$p, idleconns -peer $$p skipped"; fi; done; done
 	$(GO) run ./bench/certscale -lbd $(BIN)/lbd -n 1,100,1000,10000
 	$(GO) run ./bench/certscale -lbd $(BIN)/lbd -paired 10000 -handshakes 200 -reps 10
 	bench/scale.sh lbd lbd $(BIN)/lbd

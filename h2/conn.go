@@ -59,6 +59,7 @@ type serverConn struct {
 	blockEnd  bool   // its HEADERS frame had END_STREAM
 	blockKind uint8
 	blockBad  bool   // the HEADERS frame was invalid for its stream alone
+	blockOpen bool   // CONTINUATION frames of the block are to come
 	payload   []byte // HEADERS and CONTINUATION payloads
 	blockSize int    // bytes and frames of the block so far
 	blockN    int
@@ -74,9 +75,9 @@ type serverConn struct {
 	mu           sync.Mutex
 	streams      map[uint32]*vconn
 	idle         []*vconn
-	sendWin      int64       // connection send window
-	initWin      int64       // the client's SETTINGS_INITIAL_WINDOW_SIZE
-	resetIDs     [256]uint32 // streams lbd reset lately
+	sendWin      int64        // connection send window
+	initWin      int64        // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	resetIDs     *[256]uint32 // streams lbd reset lately; nil until the first (1 KiB an idle connection need not keep)
 	resetPos     int
 	vconns       int // vconns the proxy holds (idle or busy), for MaxStreams
 	settingsSent bool
@@ -85,6 +86,8 @@ type serverConn struct {
 	closed       bool
 	lastActive   time.Time
 	idleTimer    *time.Timer
+
+	park parking // park.go
 }
 
 func newServerConn(s *Server, c net.Conn) *serverConn {
@@ -94,11 +97,10 @@ func newServerConn(s *Server, c net.Conn) *serverConn {
 		sc.ssl = ti.SSLHeaders()
 	}
 	rd, w := socketIO(c)
+	rd = sc.initParking(c, rd)
 	sc.out = newOutQueue(c, w, s.opts.IdleTimeout)
 	sc.br = bufio.NewReaderSize(rd, 4<<10) // TLS keeps a record buffer of its own
-	sc.fr = http2.NewFramer(nil, sc.br)
-	sc.fr.SetReuseFrames()
-	sc.fr.SetMaxReadFrameSize(maxFrameSize)
+	sc.fr = newFramer(sc.br)
 	sc.dec = hpack.NewDecoder(4096, sc.onField)
 	sc.dec.SetMaxStringLength(s.opts.MaxHeaderBytes)
 	sc.rb.maxSize = s.opts.MaxHeaderBytes
@@ -107,30 +109,10 @@ func newServerConn(s *Server, c net.Conn) *serverConn {
 	return sc
 }
 
-// serve runs the connection until it ends.
+// serve runs the connection until it ends or is parked (park.go).
 func (sc *serverConn) serve() {
-	defer sc.cleanup()
-	if !sc.start() {
-		return
-	}
-	for {
-		code, stop, err := sc.readFrame()
-		if len(sc.flushes) > 0 && (err != nil || !h2frame.WholeFrameBuffered(sc.br)) {
-			sc.flushSinks() // the frames read are handled: one write for their data
-		}
-		if err != nil {
-			if !sc.readError(err) {
-				return
-			}
-			continue
-		}
-		if code != http2.ErrCodeNo {
-			sc.goAway(code)
-			return
-		}
-		if stop {
-			return
-		}
+	if !sc.start() || !sc.run() {
+		sc.cleanup()
 	}
 }
 
@@ -315,6 +297,7 @@ func (sc *serverConn) goAway(code http2.ErrCode) {
 func (sc *serverConn) shutdown() {
 	sc.goAway(http2.ErrCodeNo)
 	sc.mu.Lock()
+	sc.wakeUp() // parked: its reader must see the close, and clean up
 	idle := len(sc.streams) == 0 && !sc.closed
 	sc.mu.Unlock()
 	if idle {
@@ -395,6 +378,9 @@ func (sc *serverConn) resetStream(id uint32, code http2.ErrCode) {
 
 func (sc *serverConn) noteReset(id uint32) {
 	sc.mu.Lock()
+	if sc.resetIDs == nil {
+		sc.resetIDs = new([256]uint32)
+	}
 	sc.resetIDs[sc.resetPos%len(sc.resetIDs)] = id
 	sc.resetPos++
 	sc.mu.Unlock()
@@ -404,6 +390,9 @@ func (sc *serverConn) noteReset(id uint32) {
 func (sc *serverConn) resetByUs(id uint32) bool {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
+	if sc.resetIDs == nil {
+		return false
+	}
 	for _, r := range sc.resetIDs {
 		if r == id {
 			return true

@@ -47,15 +47,53 @@ type outQueue struct {
 	// tableUpdate: the client changed SETTINGS_HEADER_TABLE_SIZE; the
 	// next header block starts with a table size update.
 	tableUpdate bool
-	kick        chan struct{} // cap 1: there is something to write
-	done        chan struct{} // closed when the writer goroutine ended
+	// running: the writer goroutine runs; asleep: the connection is
+	// parked, and the writer ends once the queue is empty (end and
+	// close start another).
+	running, asleep bool
+	kick            chan struct{} // cap 1: there is something to write
+	done            chan struct{} // closed when the writer ended for good (close)
 }
 
 func newOutQueue(nc net.Conn, w io.Writer, timeout time.Duration) *outQueue {
 	q := &outQueue{nc: nc, w: w, timeout: timeout, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	q.room.L = &q.mu
+	q.running = true
 	go q.writer()
 	return q
+}
+
+// sleep lets the writer end once the queue is empty, giving its buffers
+// back, while the connection is parked; anything queued after starts it
+// again (and wakes the queue).
+func (q *outQueue) sleep() {
+	q.mu.Lock()
+	q.asleep = true
+	q.mu.Unlock()
+	q.wake()
+}
+
+// awake: the connection is back; its writer keeps running again.
+func (q *outQueue) awake() {
+	q.mu.Lock()
+	q.asleep = false
+	q.mu.Unlock()
+}
+
+// startLocked starts the writer if it has ended (parked); q.mu held.
+func (q *outQueue) startLocked() {
+	q.asleep = false
+	if !q.running {
+		q.running = true
+		go q.writer()
+	}
+}
+
+func (q *outQueue) wake() {
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
 }
 
 // begin locks the queue for appending frames, waiting while it is full;
@@ -84,15 +122,14 @@ func (q *outQueue) begin(control bool) ([]byte, error) {
 // end stores what the caller appended, unlocks and wakes the writer.
 func (q *outQueue) end(b []byte) {
 	q.buf = b
-	q.mu.Unlock()
-	select {
-	case q.kick <- struct{}{}:
-	default:
+	if !q.running {
+		q.startLocked()
 	}
+	q.mu.Unlock()
+	q.wake()
 }
 
 func (q *outQueue) writer() {
-	defer close(q.done)
 	var deadline int64 // lazily moved, as the proxy's client deadlines
 	for range q.kick {
 		// Let the streams that are ready to run add their frames first:
@@ -126,9 +163,25 @@ func (q *outQueue) writer() {
 			q.nc.Close() // the reader stops too
 		}
 		if closing {
+			close(q.done)
+			return
+		}
+		if q.ended() {
 			return
 		}
 	}
+}
+
+// ended ends the writer of a parked connection whose queue is empty,
+// with its buffers.
+func (q *outQueue) ended() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.asleep || len(q.buf) > 0 || q.closing {
+		return false
+	}
+	q.running, q.buf, q.spare = false, nil, nil
+	return true
 }
 
 // close writes what is queued (a GOAWAY, the last frames), stops the
@@ -139,10 +192,8 @@ func (q *outQueue) close() {
 		q.closing = true
 		// A client that stopped reading must not hold the close up.
 		q.nc.SetWriteDeadline(time.Now().Add(closeGrace))
-		select {
-		case q.kick <- struct{}{}:
-		default:
-		}
+		q.startLocked()
+		q.wake()
 	}
 	q.mu.Unlock()
 	q.room.Broadcast()

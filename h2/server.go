@@ -22,6 +22,7 @@ package h2
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -58,6 +59,10 @@ type Server struct {
 	mu    sync.Mutex
 	conns map[*serverConn]struct{}
 	shut  bool
+	live  sync.WaitGroup // connections not yet cleaned up, parked ones too
+	// open and parked count connections, for the delay before parking
+	// (park.go).
+	open, parked atomic.Int64
 }
 
 // New builds a Server.
@@ -74,13 +79,16 @@ func New(o Options) *Server {
 	return &Server{opts: o, conns: map[*serverConn]struct{}{}}
 }
 
-// ServeConn serves one HTTP/2 connection until it ends. c should carry
+// ServeConn serves one HTTP/2 connection until it ends or is parked
+// (then in goroutines of its own once it wakes; Wait). c should carry
 // the client's TLS facts (see proxy.TLSInfo) for the X-SSL-* headers.
 func (s *Server) ServeConn(c net.Conn) {
 	sc := newServerConn(s, c)
 	s.mu.Lock()
 	shut := s.shut
 	s.conns[sc] = struct{}{}
+	s.live.Add(1)
+	s.open.Add(1)
 	s.mu.Unlock()
 	if shut {
 		sc.cleanup()
@@ -93,7 +101,14 @@ func (s *Server) forget(sc *serverConn) {
 	s.mu.Lock()
 	delete(s.conns, sc)
 	s.mu.Unlock()
+	s.open.Add(-1)
+	s.live.Done()
 }
+
+// Wait blocks until every connection has ended (after Shutdown).
+// ServeConn returns when its connection ends or is parked: an idle
+// connection waits without a goroutine (park.go).
+func (s *Server) Wait() { s.live.Wait() }
 
 // Shutdown asks every connection to finish its streams and go away.
 func (s *Server) Shutdown() {

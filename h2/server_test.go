@@ -21,7 +21,11 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The process's one set of parked sockets (package idlewait) lives as
+// long as the process, as the runtime's poller does.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("lbd/internal/idlewait.(*Set).loop"), goleak.IgnoreAnyFunction("lbd/internal/idlewait.(*Set).handBack"))
+}
 
 // recorder is a fake proxy: it answers every HTTP/1.1 request on a
 // vconn with 200 and records what reached it.

@@ -95,6 +95,7 @@ func (sc *serverConn) onHeaders(fh http2.FrameHeader, p []byte) http2.ErrCode {
 // onBlockFragment decodes part of a header block (HEADERS or
 // CONTINUATION) and, at its end, acts on it.
 func (sc *serverConn) onBlockFragment(frag []byte, ended bool) http2.ErrCode {
+	sc.blockOpen = !ended
 	sc.blockSize += len(frag)
 	sc.blockN++
 	if sc.blockN > maxBlockFrames || sc.blockSize > 2*sc.srv.opts.MaxHeaderBytes+16<<10 {

@@ -22,7 +22,11 @@ import (
 	"lbd/internal/testpki"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The process's one set of parked sockets (package idlewait) lives as
+// long as the process, as the runtime's poller does.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("lbd/internal/idlewait.(*Set).loop"), goleak.IgnoreAnyFunction("lbd/internal/idlewait.(*Set).handBack"))
+}
 
 // pki is the certificate set most listener tests use.
 type pki struct {

@@ -203,7 +203,12 @@ func (c *conn) serve() {
 		}
 		return
 	}
-	defer c.release()
+	parked := false
+	defer func() {
+		if !parked {
+			c.release()
+		}
+	}()
 	if st := c.srv.state.Load(); st.Tunnel {
 		c.serveTunnel(st)
 		return
@@ -214,7 +219,16 @@ func (c *conn) serve() {
 		if c.srv.closing.Load() && c.r == c.w && !c.srv.handover.Load() {
 			return
 		}
-		err := c.readHead(st)
+		var err error
+		if c.r == c.w && c.parksHeld(st) {
+			// TLS: parked whole once idle (parkheld_linux.go).
+			if parked, err = c.waitHeld(st); parked {
+				return
+			}
+		}
+		if err == nil {
+			err = c.readHead(st)
+		}
 		c.idle.Store(false)
 		if err != nil {
 			c.headError(st, err)

@@ -80,6 +80,10 @@ type parker struct {
 
 	parks atomic.Int64 // connections parked so far (tests)
 
+	// held: the TLS connections parked whole (parkHeld), by descriptor,
+	// from park until reap or resume takes them back (release).
+	held map[int]net.Conn
+
 	// Memory hand-back (sweep's): handedAt is how many connections were
 	// parked at the last hand-back, lastHand when it ran.
 	handedAt int
@@ -220,11 +224,35 @@ func (p *parker) takeLocked(fd int) *Server {
 }
 
 // reap closes the socket of a row taken from the table. Its descriptor
-// is the socket's last one, so closing it also leaves the epoll set.
+// is the socket's last one, so closing it also leaves the epoll set; a
+// held connection is closed as a waiting one would be (TLS: with
+// close_notify).
 func (p *parker) reap(fd int, srv *Server) {
-	// Nothing can be done about an error closing a socket being ended.
-	syscall.Close(fd)
+	if nc := p.release(fd); nc != nil {
+		// Its descriptor stays open until the Close below, and must not
+		// stay in the set after it: the number is reused.
+		_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, fd, nil) // it is in the set: it cannot fail
+		// TLS sends close_notify first, which may wait (up to crypto/tls's
+		// 5 s) for room in a socket its client does not read: not in the
+		// sweep's goroutine, nor Close's. An error: nobody to tell.
+		go nc.Close()
+	} else {
+		// Nothing can be done about an error closing a socket being ended.
+		syscall.Close(fd)
+	}
 	srv.parkedGone()
+}
+
+// release gives back the connection parked whole on fd (nil: fd is a
+// bare socket's copy). Only the one that took fd's row calls it.
+func (p *parker) release(fd int) net.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	nc, ok := p.held[fd]
+	if ok {
+		delete(p.held, fd)
+	}
+	return nc
 }
 
 // park registers fd, a copy of an idle connection's socket on srv whose
@@ -232,6 +260,35 @@ func (p *parker) reap(fd int, srv *Server) {
 // fd to the caller. A request already in the socket wakes it at once
 // (the registration is level-triggered, one event per registration).
 func (p *parker) park(fd int, srv *Server, since time.Time) bool {
+	ok, closing := p.register(fd, nil, srv, since)
+	if closing {
+		p.reap(fd, srv)
+	}
+	return ok
+}
+
+// parkHeld parks a connection whole: its own descriptor goes into the
+// set and stays open with nc (a TLS connection, whose keys and sequence
+// numbers live in Go's objects); it is resumed with nc or closed through
+// it. It reports false, nc staying with the caller, when that could not
+// be done (nc closed meanwhile, or epoll refused it).
+func (p *parker) parkHeld(rc syscall.RawConn, nc net.Conn, srv *Server, since time.Time) bool {
+	fd, ok, closing := -1, false, false
+	// Registered within Control: the descriptor cannot be closed (and
+	// its number reused) before it is in the set.
+	if err := rc.Control(func(s uintptr) { fd = int(s); ok, closing = p.register(fd, nc, srv, since) }); err != nil {
+		return false
+	}
+	if closing {
+		p.reap(fd, srv)
+	}
+	return ok
+}
+
+// register adds fd's row (and nc, for a connection held whole); closing
+// says that srv began closing meanwhile and the row was taken back, for
+// the caller to reap.
+func (p *parker) register(fd int, nc net.Conn, srv *Server, since time.Time) (ok, closing bool) {
 	p.mu.Lock()
 	if fd >= len(p.rows) {
 		p.rows = append(p.rows, make([]parkedConn, fd+1-len(p.rows))...)
@@ -242,22 +299,25 @@ func (p *parker) park(fd int, srv *Server, since time.Time) bool {
 	// it is in the set.
 	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &p.ev); err != nil {
 		p.mu.Unlock()
-		return false
+		return false, false
 	}
 	p.rows[fd] = parkedConn{srv: srv, since: since.UnixNano(), gen: p.gen}
 	p.n++
+	if nc != nil {
+		if p.held == nil {
+			p.held = make(map[int]net.Conn)
+		}
+		p.held[fd] = nc
+	}
 	// A Close or Shutdown that began before this row existed did not
 	// see it (nor the connection, gone from srv.conns): end it now.
-	closing := srv.refusing()
+	closing = srv.refusing()
 	if closing {
 		p.takeLocked(fd)
 	}
 	p.mu.Unlock()
 	p.parks.Add(1)
-	if closing {
-		p.reap(fd, srv)
-	}
-	return true
+	return true, closing
 }
 
 // closeServer closes every connection of srv the parker holds
@@ -370,6 +430,10 @@ func dupSocket(rc syscall.RawConn) (int, error) {
 // becomes a net.Conn on a pooled conn, and is served as an accepted
 // connection is, from its first read.
 func resumeParked(fd int, srv *Server) {
+	if nc := parking.release(fd); nc != nil {
+		resumeHeld(fd, nc, srv)
+		return
+	}
 	// FileConn copies the descriptor and this one is closed: the socket
 	// stays open, so closing would not take it out of the set. It can
 	// fail only if fd is not there, and then there is nothing to remove.

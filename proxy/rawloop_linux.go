@@ -119,10 +119,15 @@ func (c *conn) waitDeadline(st *Listener) {
 		c.dl.forRead(c.nc, c.now, st.Client)
 		return
 	}
-	// Lazily, as forRead: the deadline moves only when the one in force
-	// is not an idle one ending between 3/4 of its delay and its delay
-	// from now, so a busy connection rarely pays for moving it, nor for
-	// asking parkDelay (replaced: the Client timeout's, a later one).
+	c.idleDeadline()
+}
+
+// idleDeadline sets parkDelay's read deadline on a connection waiting
+// between requests. Lazily, as forRead: the deadline moves only when the
+// one in force is not an idle one ending between 3/4 of its delay and
+// its delay from now, so a busy connection rarely pays for moving it,
+// nor for asking parkDelay (replaced: the Client timeout's, a later one).
+func (c *conn) idleDeadline() {
 	d, n := &c.dl, c.now.UnixNano()
 	if left := d.read - n; left > d.idle || left < d.idle*3/4 {
 		d.idle = int64(c.srv.parkDelay())

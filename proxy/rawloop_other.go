@@ -27,6 +27,10 @@ func (parker) ready() bool { return false }
 
 func (parker) closeServer(*Server) {}
 
+func (c *conn) parksHeld(*Listener) bool { return false }
+
+func (c *conn) waitHeld(*Listener) (parked bool, err error) { return false, nil }
+
 // interrupt ends the connection from another goroutine.
 func (c *conn) interrupt() { c.nc.Close() }
 

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"path/filepath"
@@ -26,10 +27,24 @@ func writeCert(dir string) string {
 	return path
 }
 
+// requestTLS runs one HTTP/1.1 request over TLS (ALPN http/1.1) on c.
+func requestTLS(c net.Conn) net.Conn {
+	tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true, ServerName: "idle.test", NextProtos: []string{"http/1.1"}})
+	check(tc.Handshake())
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "http/1.1" && p != "" {
+		check(fmt.Errorf("ALPN chose %q, not http/1.1", p))
+	}
+	return request(tc)
+}
+
 // requestH2 turns c into an HTTP/2 connection (TLS, ALPN h2) and runs one
 // GET on it to completion.
 func requestH2(c net.Conn) net.Conn {
-	tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+	tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true, ServerName: "idle.test", NextProtos: []string{"h2"}})
+	check(tc.Handshake())
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
+		check(fmt.Errorf("ALPN chose %q, not h2", p))
+	}
 	_, err := io.WriteString(tc, http2.ClientPreface)
 	check(err)
 	fr := http2.NewFramer(tc, tc)

@@ -5,11 +5,14 @@
 // backend, opens N connections from source addresses spread over
 // 127.0.0.0/8 (so ephemeral ports never run out), sends one request on
 // each, keeps them open and idle, and reports the proxy's RSS growth per
-// connection. With -h2 the connections are HTTP/2 over TLS (lbd only:
-// ListenHTTPS, ALPN h2), each with one finished stream.
+// connection. With -proto tls the connections are HTTP/1.1 over TLS
+// (ALPN http/1.1), with -proto h2 HTTP/2 over TLS (ALPN h2: the preface,
+// SETTINGS and one finished stream each); every proxy then serves the
+// same ECDSA P-256 certificate.
 //
 //	go run ./bench/idleconns -lbd bin/lbd -n 10000
-//	go run ./bench/idleconns -lbd bin/lbd -n 10000 -h2
+//	go run ./bench/idleconns -lbd bin/lbd -n 8000 -proto h2
+//	go run ./bench/idleconns -peer nginx -n 8000 -proto tls
 //	go run ./bench/idleconns -peer haproxy -n 100000
 //
 // Run as root for N near or above the hard limit of open files: it
@@ -36,7 +39,8 @@ func main() {
 	lbd := flag.String("lbd", "bin/lbd", "lbd binary")
 	peer := flag.String("peer", "lbd", "proxy to measure: lbd, haproxy or nginx")
 	n := flag.Int("n", 10000, "idle connections")
-	useH2 := flag.Bool("h2", false, "HTTP/2 over TLS instead of HTTP/1.1 (lbd only)")
+	proto := flag.String("proto", "http", "client protocol: http (HTTP/1.1), tls (HTTP/1.1 over TLS) or h2 (HTTP/2 over TLS)")
+	useH2 := flag.Bool("h2", false, "the same as -proto h2")
 	client := flag.Int("client", 600, "the proxy's client idle timeout, seconds")
 	settle := flag.Duration("settle", 3*time.Second, "idle time before measuring")
 	perSource := flag.Int("per-source", 1000, "connections per source address")
@@ -52,13 +56,23 @@ func main() {
 	check(err)
 	defer os.RemoveAll(dir)
 	p := proxySpec{dir: dir, port: freePort(), backend: be.Addr().(*net.TCPAddr).Port, client: *client, n: *n}
+	if *useH2 {
+		*proto = "h2"
+	}
 	open := request
+	switch *proto {
+	case "http":
+	case "tls":
+		p.cert, open = writeCert(dir), requestTLS
+	case "h2":
+		p.cert, open = writeCert(dir), requestH2
+	default:
+		check(fmt.Errorf("unknown -proto %q", *proto))
+	}
 	var cmd *exec.Cmd
 	switch {
-	case *peer == "lbd" && *useH2:
-		cmd, open = p.lbd(*lbd, "ListenHTTPS\n Cert \""+writeCert(dir)+"\""), requestH2
 	case *peer == "lbd":
-		cmd = p.lbd(*lbd, "ListenHTTP")
+		cmd = p.lbd(*lbd)
 	case *peer == "haproxy":
 		cmd = p.haproxy()
 	case *peer == "nginx":
@@ -95,8 +109,8 @@ func main() {
 	time.Sleep(*settle)
 	after := rssKiB(cmd.Process.Pid)
 	per := float64(after-before) * 1024 / float64(*n)
-	fmt.Printf("proxy: %s\nidle connections: %d (opened in %v)\nRSS before: %d KiB\nRSS after:  %d KiB (%v after the last connection)\nper connection: %.0f bytes (%.1f KiB)\n",
-		*peer, *n, opened.Round(time.Millisecond), before, after, *settle, per, per/1024)
+	fmt.Printf("proxy: %s (%s)\nidle connections: %d (opened in %v)\nRSS before: %d KiB\nRSS after:  %d KiB (%v after the last connection)\nper connection: %.0f bytes (%.1f KiB)\n",
+		*peer, *proto, *n, opened.Round(time.Millisecond), before, after, *settle, per, per/1024)
 	if *later > 0 {
 		time.Sleep(*later)
 		after = rssKiB(cmd.Process.Pid)

@@ -11,12 +11,15 @@ import (
 )
 
 // proxySpec is what every proxy's configuration says alike: listen on
-// port, forward to backend, keep idle clients for client seconds.
+// port, forward to backend, keep idle clients for client seconds; with
+// cert, terminate TLS with that certificate (and its key, in the same
+// file), offering h2 and http/1.1 by ALPN.
 type proxySpec struct {
 	dir           string
 	port, backend int
 	client        int
 	n             int
+	cert          string
 }
 
 func (p proxySpec) write(name, cfg string) string {
@@ -25,7 +28,11 @@ func (p proxySpec) write(name, cfg string) string {
 	return path
 }
 
-func (p proxySpec) lbd(bin, listen string) *exec.Cmd {
+func (p proxySpec) lbd(bin string) *exec.Cmd {
+	listen := "ListenHTTP"
+	if p.cert != "" {
+		listen = "ListenHTTPS\n Cert \"" + p.cert + "\""
+	}
 	cfg := fmt.Sprintf("Daemon 0\nLogLevel 0\nClient %d\n%s\n Address 127.0.0.1\n Port %d\n Service\n  BackEnd\n   Address 127.0.0.1\n   Port %d\n  End\n End\nEnd\n",
 		p.client, listen, p.port, p.backend)
 	return exec.Command(bin, "-F", "-f", p.write("lbd.cfg", cfg))
@@ -49,12 +56,19 @@ defaults
 	timeout server 30s
 	timeout http-keep-alive %ds
 frontend f
-	bind 127.0.0.1:%d
+	bind 127.0.0.1:%d%s
 	default_backend b
 backend b
 	server s1 127.0.0.1:%d
-`, p.n+500, l.Max, p.client, p.client, p.port, p.backend)
+`, p.n+500, l.Max, p.client, p.client, p.port, p.haproxyTLS(), p.backend)
 	return exec.Command("haproxy", "-db", "-f", p.write("haproxy.cfg", cfg))
+}
+
+func (p proxySpec) haproxyTLS() string {
+	if p.cert == "" {
+		return ""
+	}
+	return " ssl crt " + p.cert + " alpn h2,http/1.1"
 }
 
 // nginx is Debian's nginx (nginx-light will do) as one process
@@ -76,13 +90,23 @@ http {
 	fastcgi_temp_path %s;
 	uwsgi_temp_path %s;
 	scgi_temp_path %s;
+	http2_idle_timeout %ds;
 	server {
-		listen 127.0.0.1:%d;
+		listen 127.0.0.1:%d%s;
 		location / { proxy_pass http://127.0.0.1:%d; }
 	}
 }
-`, p.fds(), p.dir, p.dir, p.fds(), p.client, p.dir, p.dir, p.dir, p.dir, p.dir, p.port, p.backend)
+`, p.fds(), p.dir, p.dir, p.fds(), p.client, p.dir, p.dir, p.dir, p.dir, p.dir, p.client, p.port, p.nginxTLS(), p.backend)
 	return exec.Command("nginx", "-p", p.dir, "-c", p.write("nginx.conf", cfg))
+}
+
+// nginxTLS: nginx 1.22 spells HTTP/2 on the listen line; ALPN then
+// offers h2 and http/1.1.
+func (p proxySpec) nginxTLS() string {
+	if p.cert == "" {
+		return ""
+	}
+	return " ssl http2;\n\t\tssl_certificate " + p.cert + ";\n\t\tssl_certificate_key " + p.cert
 }
 
 // fds is what nginx may open: twice the connections (client and

@@ -1,0 +1,117 @@
+//go:build linux
+
+package proxy
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// TLS client connections between requests are parked whole: the
+// connection keeps its *tls.Conn (keys, sequence numbers and what
+// crypto/tls buffers cannot leave Go), but gives back its goroutine (and
+// stack), its conn structure, read buffer, header arrays and request
+// language state, as a plain connection does; the parker's epoll set
+// watches the socket's own descriptor (park_linux.go, parkHeld). An idle
+// HTTP/1.1-over-TLS connection thus costs what crypto/tls keeps, some
+// 7 KiB, instead of some 40 (bench/RESULTS.md §39).
+//
+// It is parked only after a read that found nothing: tls.Conn then holds
+// no decrypted bytes, and at most a partial record, whose rest must come
+// through the socket, so readability is the right thing to wait for.
+
+// heldSocket returns the socket under a connection that can be parked
+// whole (TLS), nil for any other (plain ones are parked as bare sockets
+// by the raw loop; HTTP/2 streams are not sockets).
+func heldSocket(nc net.Conn) syscall.RawConn {
+	inner, ok := nc.(interface{ NetConn() net.Conn })
+	if !ok {
+		return nil
+	}
+	sc, ok := inner.NetConn().(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// parksHeld reports whether c, waiting for a request, is one that may be
+// parked whole: a TLS connection, with a Client timeout longer than the
+// delay before parking (a shorter one ends it first).
+func (c *conn) parksHeld(st *Listener) bool {
+	if st.Client <= parkAfter || !parking.ready() {
+		return false
+	}
+	_, ok := c.nc.(interface{ NetConn() net.Conn })
+	return ok
+}
+
+// waitHeld reads the first bytes of the next request under parkDelay's
+// deadline and parks the connection when none came by then (parked:
+// it is no longer this goroutine's, nor is c). With bytes, or if it
+// could not be parked, the caller goes on reading the request as ever;
+// err is a read's failure, for the caller to end the connection with.
+func (c *conn) waitHeld(st *Listener) (parked bool, err error) {
+	c.prepareRead()
+	c.idleDeadline()
+	n, err := c.nc.Read((*c.buf)[c.w:])
+	if n > 0 {
+		c.now = time.Now()
+		c.w += n
+		return false, nil // an error comes again with the next read
+	}
+	switch {
+	case err == nil:
+		return false, io.ErrNoProgress
+	case !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(c.now) >= st.Client:
+		return false, err
+	}
+	if c.parkHeld() {
+		return true, nil
+	}
+	c.dl.read = 0 // readHead sets the Client timeout's again
+	return false, nil
+}
+
+// parkHeld hands the TLS connection to the parker and gives back
+// everything else (recycle), as conn.park does for a bare socket.
+func (c *conn) parkHeld() bool {
+	rc := heldSocket(c.nc)
+	if rc == nil {
+		return false
+	}
+	srv := c.srv
+	// Out of srv.conns first: Close and closeIdle then leave it to the
+	// parker, and never close nc while it is being registered.
+	srv.toParker(c)
+	if parking.parkHeld(rc, c.nc, srv, c.now) {
+		c.recycle()
+		return true
+	}
+	srv.fromParker(c)
+	return false
+}
+
+// resumeHeld serves a connection parked whole again, on a pooled conn,
+// from its first read.
+func resumeHeld(fd int, nc net.Conn, srv *Server) {
+	// It is in the set: removing it cannot fail, and the descriptor
+	// must leave it before nc can close it (its number is reused).
+	_ = syscall.EpollCtl(parking.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
+	if srv.refusing() {
+		nc.Close() // the server is closing: no request is taken
+		srv.parkedGone()
+		return
+	}
+	c := newConn(srv, nc)
+	srv.fromParker(c)
+	c.serve()
+}
