@@ -251,65 +251,103 @@ const (
 )
 
 // Backend is a BackEnd or Emergency block, a named backend, or a special
-// backend.
+// backend. The settings most backends leave alone (TLS, dynamic
+// resolution, the special backends' fields...) are in Rare, so that a
+// plain backend costs 192 bytes instead of 512 (issue 36: 20,000 of them
+// are kept for runtime edits and listings). MarshalJSON writes every
+// field in one object, in the order of backendJSON.
 type Backend struct {
-	Pos  Locus       `json:"pos"`
-	Kind BackendKind `json:"kind"`
+	Pos  Locus
+	Kind BackendKind
 	// Name is the named backend's name, or the name a reference used.
-	Name    string `json:"name,omitempty"`
-	Address string `json:"address,omitempty"`
-	Port    int    `json:"port,omitempty"` // default 80, 443 with HTTPS; 0 for UNIX
-	Unix    bool   `json:"unix,omitempty"` // Address is a UNIX socket path
+	Name    string
+	Address string
+	Port    int // default 80, 443 with HTTPS; 0 for UNIX
 	// Priority is Pound's weight (default 5) or zproxy's priority (default 1).
-	Priority  int  `json:"priority"`
-	Weight    int  `json:"weight"`               // zproxy weight (default 1)
-	ConnLimit int  `json:"conn_limit,omitempty"` // zproxy; 0 = unlimited
-	NfMark    int  `json:"nfmark,omitempty"`     // zproxy SO_MARK
-	Disabled  bool `json:"disabled"`
-	Emergency bool `json:"emergency,omitempty"`
+	Priority  int
+	Weight    int // zproxy weight (default 1)
+	ConnLimit int // zproxy; 0 = unlimited
+	// Timeouts, resolved against the global values (Emergency: 120 s).
+	TimeOut   Duration
+	ConnTO    Duration
+	WSTimeOut Duration
+	Unix      bool // Address is a UNIX socket path
+	Disabled  bool
+	Emergency bool
+	// Unresolved marks a static backend whose host name did not resolve
+	// at load: it starts dead, and its health probe resolves it again.
+	Unresolved bool
+	HTTPS      bool // implied by Cert, Ciphers, Disable
+	// rare is nil when every rare setting is zero; read it with Rare,
+	// write it with SetRare.
+	rare *BackendRare
+}
+
+// BackendRare are a backend's settings that few backends have.
+type BackendRare struct {
+	// owner is the Backend the value was made for: a copy of that
+	// Backend (nb := *b) shares it until its first SetRare.
+	owner  *Backend
+	NfMark int // zproxy SO_MARK
 	// HAPort is the classic `HAport [addr] port` liveness probe target.
-	HAPort *HAPort `json:"haport,omitempty"`
+	HAPort *HAPort
 
 	// Resolve is Pound 4's resolve mode: "" (immediate: a static backend)
 	// or first, all, srv: a matrix that expands at run time into one
 	// backend per address the DNS gives (see ResolveFirst).
-	Resolve         string   `json:"resolve,omitempty"`
-	Family          string   `json:"family,omitempty"` // "" (any), inet, inet6 or unix
-	IgnoreSRVWeight bool     `json:"ignore_srv_weight,omitempty"`
-	OverrideTTL     Duration `json:"override_ttl,omitempty"`   // 0 = the DNS TTL
-	RetryInterval   Duration `json:"retry_interval,omitempty"` // 0 = the Resolver's
-	// Unresolved marks a static backend whose host name did not resolve
-	// at load: it starts dead, and its health probe resolves it again.
-	Unresolved bool `json:"unresolved,omitempty"`
+	Resolve         string
+	Family          string // "" (any), inet, inet6 or unix
+	IgnoreSRVWeight bool
+	OverrideTTL     Duration // 0 = the DNS TTL
+	RetryInterval   Duration // 0 = the Resolver's
 
-	// Timeouts, resolved against the global values (Emergency: 120 s).
-	TimeOut   Duration `json:"timeout"`
-	ConnTO    Duration `json:"connto"`
-	WSTimeOut Duration `json:"ws_timeout"`
-
-	HTTPS        bool      `json:"https"` // implied by Cert, Ciphers, Disable
-	ServerName   string    `json:"server_name,omitempty"`
-	Cert         *CertFile `json:"cert,omitempty"`
-	Ciphers      string    `json:"ciphers,omitempty"`
-	CipherSuites string    `json:"cipher_suites,omitempty"`
-	ECDHCurve    string    `json:"ecdh_curve,omitempty"`
-	Disable      string    `json:"disable,omitempty"` // as ListenerTLS
-	NoTLS13      bool      `json:"no_tls13,omitempty"`
-	VerifyList   *FileData `json:"verify_list,omitempty"` // lbd: verify the backend's certificate
+	ServerName   string
+	Cert         *CertFile
+	Ciphers      string
+	CipherSuites string
+	ECDHCurve    string
+	Disable      string // as ListenerTLS
+	NoTLS13      bool
+	VerifyList   *FileData // lbd: verify the backend's certificate
 	// Protocol is ProtocolHTTP1, ProtocolH2 or ProtocolAuto (lbd:
 	// config/h2backend.go); ProtocolPos is where it was set.
-	Protocol    string      `json:"protocol,omitempty"`
-	ProtocolPos Locus       `json:"-"`
-	GRPCHealth  *GRPCHealth `json:"grpc_health,omitempty"`
+	Protocol    string
+	ProtocolPos Locus
+	GRPCHealth  *GRPCHealth
 
-	Redirect *Redirect  `json:"redirect,omitempty"` // Kind == redirect
-	Status   int        `json:"status,omitempty"`   // Kind == error
-	Page     *ErrorPage `json:"page,omitempty"`     // Kind == error
+	Redirect *Redirect  // Kind == redirect
+	Status   int        // Kind == error
+	Page     *ErrorPage // Kind == error
 	// Dir is the directory a file or acme backend serves, resolved
 	// against the include directory; it was a directory at load time.
-	Dir string `json:"dir,omitempty"`
+	Dir string
 	// Lua is a LuaBackend's call (Kind == lua).
-	Lua *LuaCall `json:"lua,omitempty"`
+	Lua *LuaCall
+}
+
+// noRare is what Rare returns for a backend without rare settings.
+var noRare BackendRare
+
+// Rare returns b's rare settings, for reading only: a backend without
+// any shares one zero value.
+func (b *Backend) Rare() *BackendRare {
+	if b.rare == nil {
+		return &noRare
+	}
+	return b.rare
+}
+
+// SetRare returns b's own rare settings to write, made on first use; a
+// copy of another Backend gets its own copy of the original's.
+func (b *Backend) SetRare() *BackendRare {
+	if b.rare == nil {
+		b.rare = &BackendRare{owner: b}
+	} else if b.rare.owner != b {
+		r := *b.rare
+		r.owner = b
+		b.rare = &r
+	}
+	return b.rare
 }
 
 // Resolve modes of a dynamic backend.
@@ -325,7 +363,7 @@ const (
 )
 
 // Dynamic reports whether the backend is a matrix resolved at run time.
-func (b *Backend) Dynamic() bool { return b.Resolve != "" }
+func (b *Backend) Dynamic() bool { return b.rare != nil && b.rare.Resolve != "" }
 
 // HAPort is the classic `HAport [addr] port` liveness probe target.
 type HAPort struct {

@@ -85,7 +85,7 @@ func addServiceBackends(t table[*Service]) {
 	t.add("LuaBackend", "s+", func(b *builder, s *Service, n *parser.Node, u []unit) {
 		if c := b.luaCall(n, u); c != nil {
 			be := specialBackend(n, BackendLua)
-			be.Lua = c
+			be.SetRare().Lua = c
 			s.Backends = append(s.Backends, be)
 		}
 	})
@@ -211,7 +211,9 @@ func serviceRedirect(b *builder, s *Service, n *parser.Node, u []unit) {
 		// zproxy sends the URL as written.
 		r.URL = strings.TrimSuffix(url, "/")
 	}
-	s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendRedirect, Priority: 1, Weight: 1, Redirect: r})
+	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendRedirect, Priority: 1, Weight: 1}
+	be.SetRare().Redirect = r
+	s.Backends = append(s.Backends, be)
 }
 
 // serviceError is Pound 4's Error STATUS ["file"] backend.
@@ -224,9 +226,10 @@ func serviceError(b *builder, s *Service, n *parser.Node, u []unit) {
 		b.errorf(u[0].arg.Span, "unsupported status code")
 		return
 	}
-	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendError, Priority: 1, Weight: 1, Status: int(st)}
+	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendError, Priority: 1, Weight: 1}
+	be.SetRare().Status = int(st)
 	if len(u) > 1 {
-		if be.Page, ok = b.errorPage(u[1].arg); !ok {
+		if be.SetRare().Page, ok = b.errorPage(u[1].arg); !ok {
 			return
 		}
 	}

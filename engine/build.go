@@ -233,7 +233,7 @@ func (b *builder) service(scope string, idx int, s *config.Service, env *rules.E
 func serviceRoot(s *config.Service) (*os.Root, error) {
 	for _, cb := range s.Backends {
 		if cb.Kind == config.BackendFile || cb.Kind == config.BackendACME {
-			r, err := os.OpenRoot(cb.Dir)
+			r, err := os.OpenRoot(cb.Rare().Dir)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", cb.Pos, err)
 			}
@@ -356,13 +356,13 @@ func backendOptions(cfg *config.Config, cb *config.Backend) backend.Options {
 	}
 	backendTLS(&o, cb)
 	backendHTTP2(&o, cb)
-	familyDial(&o, cb.Family)
-	if cb.HAPort != nil {
-		host := cb.HAPort.Address
+	familyDial(&o, cb.Rare().Family)
+	if cb.Rare().HAPort != nil {
+		host := cb.Rare().HAPort.Address
 		if host == "" {
 			host = cb.Address
 		}
-		o.HAPort = net.JoinHostPort(host, strconv.Itoa(cb.HAPort.Port))
+		o.HAPort = net.JoinHostPort(host, strconv.Itoa(cb.Rare().HAPort.Port))
 	}
 	return o
 }

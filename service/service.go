@@ -165,7 +165,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		}
 	}
 	for _, b := range cfg.Backends {
-		s.HTTP2 = s.HTTP2 || (b.Kind == config.BackendRegular && b.Protocol == config.ProtocolH2)
+		s.HTTP2 = s.HTTP2 || (b.Kind == config.BackendRegular && b.Rare().Protocol == config.ProtocolH2)
 	}
 	s.ALPN = backend.ShareALPN(s.Backends)
 	// Pound balances a Redirect listed beside regular backends as one more
@@ -188,7 +188,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		s.scriptName = "/" + s.Name
 	}
 	if s.Special != nil && s.Special.Kind == config.BackendLua {
-		if s.Lua, err = env.CompileScript(s.Special.Lua); err != nil {
+		if s.Lua, err = env.CompileScript(s.Special.Rare().Lua); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,65 @@
+package config
+
+import "encoding/json"
+
+// backendJSON is a Backend as the configuration dump writes it: every
+// field, rare or not, in one object, in the order of the dump's golden
+// files.
+type backendJSON struct {
+	Pos             Locus       `json:"pos"`
+	Kind            BackendKind `json:"kind"`
+	Name            string      `json:"name,omitempty"`
+	Address         string      `json:"address,omitempty"`
+	Port            int         `json:"port,omitempty"`
+	Unix            bool        `json:"unix,omitempty"`
+	Priority        int         `json:"priority"`
+	Weight          int         `json:"weight"`
+	ConnLimit       int         `json:"conn_limit,omitempty"`
+	NfMark          int         `json:"nfmark,omitempty"`
+	Disabled        bool        `json:"disabled"`
+	Emergency       bool        `json:"emergency,omitempty"`
+	HAPort          *HAPort     `json:"haport,omitempty"`
+	Resolve         string      `json:"resolve,omitempty"`
+	Family          string      `json:"family,omitempty"`
+	IgnoreSRVWeight bool        `json:"ignore_srv_weight,omitempty"`
+	OverrideTTL     Duration    `json:"override_ttl,omitempty"`
+	RetryInterval   Duration    `json:"retry_interval,omitempty"`
+	Unresolved      bool        `json:"unresolved,omitempty"`
+	TimeOut         Duration    `json:"timeout"`
+	ConnTO          Duration    `json:"connto"`
+	WSTimeOut       Duration    `json:"ws_timeout"`
+	HTTPS           bool        `json:"https"`
+	ServerName      string      `json:"server_name,omitempty"`
+	Cert            *CertFile   `json:"cert,omitempty"`
+	Ciphers         string      `json:"ciphers,omitempty"`
+	CipherSuites    string      `json:"cipher_suites,omitempty"`
+	ECDHCurve       string      `json:"ecdh_curve,omitempty"`
+	Disable         string      `json:"disable,omitempty"`
+	NoTLS13         bool        `json:"no_tls13,omitempty"`
+	VerifyList      *FileData   `json:"verify_list,omitempty"`
+	Protocol        string      `json:"protocol,omitempty"`
+	GRPCHealth      *GRPCHealth `json:"grpc_health,omitempty"`
+	Redirect        *Redirect   `json:"redirect,omitempty"`
+	Status          int         `json:"status,omitempty"`
+	Page            *ErrorPage  `json:"page,omitempty"`
+	Dir             string      `json:"dir,omitempty"`
+	Lua             *LuaCall    `json:"lua,omitempty"`
+}
+
+// MarshalJSON writes the backend and its rare settings as one object.
+func (b *Backend) MarshalJSON() ([]byte, error) {
+	r := b.Rare()
+	return json.Marshal(backendJSON{
+		Pos: b.Pos, Kind: b.Kind, Name: b.Name, Address: b.Address, Port: b.Port, Unix: b.Unix,
+		Priority: b.Priority, Weight: b.Weight, ConnLimit: b.ConnLimit, NfMark: r.NfMark,
+		Disabled: b.Disabled, Emergency: b.Emergency, HAPort: r.HAPort,
+		Resolve: r.Resolve, Family: r.Family, IgnoreSRVWeight: r.IgnoreSRVWeight,
+		OverrideTTL: r.OverrideTTL, RetryInterval: r.RetryInterval, Unresolved: b.Unresolved,
+		TimeOut: b.TimeOut, ConnTO: b.ConnTO, WSTimeOut: b.WSTimeOut,
+		HTTPS: b.HTTPS, ServerName: r.ServerName, Cert: r.Cert, Ciphers: r.Ciphers,
+		CipherSuites: r.CipherSuites, ECDHCurve: r.ECDHCurve, Disable: r.Disable,
+		NoTLS13: r.NoTLS13, VerifyList: r.VerifyList, Protocol: r.Protocol,
+		GRPCHealth: r.GRPCHealth, Redirect: r.Redirect, Status: r.Status, Page: r.Page,
+		Dir: r.Dir, Lua: r.Lua,
+	})
+}
