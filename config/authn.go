@@ -190,7 +190,7 @@ func condJWT(b *builder, c *condCtx, n *parser.Node, u []unit) {
 func svcAuthenticate(b *builder, s *Service, _ *parser.Node, u []unit) {
 	for _, x := range u {
 		if a := b.authnRef(x.arg, ""); a != nil {
-			s.Authenticate = append(s.Authenticate, a)
+			s.SetRare().Authenticate = append(s.Rare().Authenticate, a)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func addH2CDirective(t table[*Listener]) {
 // its backend is picked).
 func (b *builder) checkHTTP2Backends(s *Service) {
 	var first *Backend
-	for _, list := range [][]*Backend{s.Backends, s.Emergency} {
+	for _, list := range [][]*Backend{s.Backends, s.Rare().Emergency} {
 		for _, be := range list {
 			if be.Kind != BackendRegular {
 				continue

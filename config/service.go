@@ -50,18 +50,18 @@ func initServiceTable() {
 	addServiceBackends(t)
 	t.add("Session", "", serviceSession).block()
 	addServiceBalancing(t)
-	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.Headers }, func(s *Service) *Rewrites { return &s.Rewrites })
+	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.SetRare().Headers }, func(s *Service) *Rewrites { return &s.SetRare().Rewrites })
 	initLangService(t)
 	addCacheDirectives(t)
 	t.add("RewriteUrl", "ssl?", serviceRewriteURL)
 	t.add("RewriteLocation", "nn?", func(b *builder, s *Service, _ *parser.Node, u []unit) {
 		if v, _, ok := b.rewriteLocation(u); ok {
-			s.RewriteLoc = &v
+			s.SetRare().RewriteLoc = &v
 		}
 	})
 	t.add("StrictTransportSecurity", "n", func(b *builder, s *Service, _ *parser.Node, u []unit) {
 		if n, ok := b.intArg(u[0].arg, 0, maxInt); ok {
-			s.STS = int(n)
+			s.SetRare().STS = int(n)
 		}
 	})
 }
@@ -72,7 +72,7 @@ func addServiceBackends(t table[*Service]) {
 	t.add("Backend", "s?", serviceBackend).block()
 	t.add("Emergency", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		if be := b.backend(n, true); be != nil {
-			s.Emergency = append(s.Emergency, be)
+			s.SetRare().Emergency = append(s.Rare().Emergency, be)
 		}
 	}).block()
 	t.add("UseBackend", "s", func(b *builder, s *Service, n *parser.Node, u []unit) {
@@ -91,7 +91,7 @@ func addServiceBackends(t table[*Service]) {
 	})
 	t.add("ContentCapture", "[nl]", func(b *builder, s *Service, _ *parser.Node, u []unit) {
 		if n, ok := b.sizeArg(u[0].arg, 1<<30); ok {
-			s.ContentCapture = n
+			s.SetRare().ContentCapture = n
 		}
 	})
 	t.add("Metrics", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
@@ -246,6 +246,6 @@ func serviceRewriteURL(b *builder, s *Service, _ *parser.Node, u []unit) {
 		r.Last = true
 	}
 	if r.Pattern = b.compile(u[0].arg, MatchRegex, false); r.Pattern != nil {
-		s.RewriteURL = append(s.RewriteURL, r)
+		s.SetRare().RewriteURL = append(s.Rare().RewriteURL, r)
 	}
 }

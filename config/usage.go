@@ -14,8 +14,8 @@ type Limits struct {
 func ServiceLimits(s *Service, detached []*Detached) Limits {
 	u := limitsWalk{detached: detached}
 	u.conds(s.Conditions)
-	u.rules(s.Rewrites.Request)
-	u.rules(s.Rewrites.Response)
+	u.rules(s.Rare().Rewrites.Request)
+	u.rules(s.Rare().Rewrites.Response)
 	return u.out
 }
 

@@ -78,7 +78,7 @@ func (b *builder) layout(scope string, idx int, s *config.Service) ([]service.En
 	for _, cb := range s.Backends {
 		add(cb, 0)
 	}
-	for _, cb := range s.Emergency {
+	for _, cb := range s.Rare().Emergency {
 		add(cb, emergencyGroup)
 	}
 	return flatten(tiers)

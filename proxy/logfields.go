@@ -265,7 +265,7 @@ func (c *conn) backendConfig() *config.Backend {
 	if c.ex.be == nil {
 		return svc.Special
 	}
-	for _, list := range [][]*config.Backend{svc.Cfg.Backends, svc.Cfg.Emergency} {
+	for _, list := range [][]*config.Backend{svc.Cfg.Backends, svc.Cfg.Rare().Emergency} {
 		for _, cb := range list {
 			addr := cb.Address
 			if !cb.Unix {

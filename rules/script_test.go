@@ -87,7 +87,7 @@ func TestScripts(t *testing.T) {
 		return p
 	}
 	sel := must(env.CompileSelect(s.Conditions))
-	req := must(env.CompileRewrite(s.Rewrites.Request))
+	req := must(env.CompileRewrite(s.Rare().Rewrites.Request))
 	lreq := must(env.CompileRewrite(l.Rewrites.Request))
 	lresp := must(env.CompileRewrite(l.Rewrites.Response))
 	sel2 := must(env.CompileSelect(l.Services[1].Conditions))

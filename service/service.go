@@ -135,7 +135,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 			return nil, err
 		}
 	}
-	env = env.Scope(cfg.Constants, cfg.TrustedIP, cfg.ForwardedHeader)
+	env = env.Scope(cfg.Rare().Constants, cfg.Rare().TrustedIP, cfg.Rare().ForwardedHeader)
 	s := &Service{
 		Name:      cfg.Name,
 		Cfg:       cfg,
@@ -149,7 +149,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		Global:    o.Global,
 		Stats:     new(metrics.Requests),
 	}
-	for _, a := range cfg.Authenticate {
+	for _, a := range cfg.Rare().Authenticate {
 		s.Auth = append(s.Auth, a.Checker)
 		s.AuthForward = s.AuthForward || a.Kind == "forward"
 	}
@@ -176,10 +176,10 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 	if s.sel, err = env.CompileSelect(cfg.Conditions); err != nil {
 		return nil, err
 	}
-	if s.ReqRules, err = env.CompileRewrite(cfg.Rewrites.Request); err != nil {
+	if s.ReqRules, err = env.CompileRewrite(cfg.Rare().Rewrites.Request); err != nil {
 		return nil, err
 	}
-	if s.RespRules, err = env.CompileRewrite(cfg.Rewrites.Response); err != nil {
+	if s.RespRules, err = env.CompileRewrite(cfg.Rare().Rewrites.Response); err != nil {
 		return nil, err
 	}
 	s.respScripts = s.RespRules.HasScripts()
@@ -192,7 +192,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 			return nil, err
 		}
 	}
-	for _, c := range cfg.LogSuppress {
+	for _, c := range cfg.Rare().LogSuppress {
 		s.logMask |= 1 << c
 	}
 	s.enabled.Store(!cfg.Disabled)

@@ -63,3 +63,46 @@ func (b *Backend) MarshalJSON() ([]byte, error) {
 		Dir: r.Dir, Lua: r.Lua,
 	})
 }
+
+// serviceJSON is a Service as the configuration dump writes it, rare
+// settings included, in the order of the dump's golden files.
+type serviceJSON struct {
+	Pos             Locus             `json:"pos"`
+	Name            string            `json:"name,omitempty"`
+	Disabled        bool              `json:"disabled"`
+	Conditions      []*Condition      `json:"conditions,omitempty"`
+	Authenticate    []*Authn          `json:"authenticate,omitempty"`
+	IgnoreCase      bool              `json:"ignore_case"`
+	Balancer        string            `json:"balancer,omitempty"`
+	RoutingPolicy   string            `json:"routing_policy,omitempty"`
+	Headers         HeaderRules       `json:"headers"`
+	Rewrites        Rewrites          `json:"rewrites,omitzero"`
+	FallThrough     bool              `json:"fall_through,omitempty"`
+	RewriteErrors   *bool             `json:"rewrite_errors,omitempty"`
+	LogSuppress     []int             `json:"log_suppress,omitempty"`
+	Constants       map[string]string `json:"constants,omitempty"`
+	TrustedIP       *ACL              `json:"trusted_ip,omitempty"`
+	ForwardedHeader string            `json:"forwarded_header,omitempty"`
+	RewriteURL      []RewriteURL      `json:"rewrite_url,omitempty"`
+	RewriteLoc      *int              `json:"rewrite_location,omitempty"`
+	ContentCapture  int64             `json:"content_capture,omitempty"`
+	STS             int               `json:"strict_transport_security,omitempty"`
+	Session         *Session          `json:"session,omitempty"`
+	Backends        []*Backend        `json:"backends"`
+	Emergency       []*Backend        `json:"emergency,omitempty"`
+	Cache           *Cache            `json:"cache,omitempty"`
+}
+
+// MarshalJSON writes the service and its rare settings as one object.
+func (s *Service) MarshalJSON() ([]byte, error) {
+	r := s.Rare()
+	return json.Marshal(serviceJSON{
+		Pos: s.Pos, Name: s.Name, Disabled: s.Disabled, Conditions: s.Conditions,
+		Authenticate: r.Authenticate, IgnoreCase: s.IgnoreCase, Balancer: s.Balancer,
+		RoutingPolicy: s.RoutingPolicy, Headers: r.Headers, Rewrites: r.Rewrites,
+		FallThrough: s.FallThrough, RewriteErrors: r.RewriteErrors, LogSuppress: r.LogSuppress,
+		Constants: r.Constants, TrustedIP: r.TrustedIP, ForwardedHeader: r.ForwardedHeader,
+		RewriteURL: r.RewriteURL, RewriteLoc: r.RewriteLoc, ContentCapture: r.ContentCapture,
+		STS: r.STS, Session: s.Session, Backends: s.Backends, Emergency: r.Emergency, Cache: r.Cache,
+	})
+}
