@@ -14,7 +14,6 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -150,9 +149,7 @@ type Backend struct {
 
 	pool pool
 
-	hookMu  sync.Mutex // serialises OnChange registrations, not flips
-	hookSeq uint64
-	hooks   atomic.Pointer[[]hook]
+	hooks atomic.Pointer[[]*Hook]
 
 	// The immutable flags and the group, together rather than each in
 	// a word of its own (20,000 backends: 1.3 MB less, issue 36), and

@@ -118,10 +118,10 @@ type Balancer struct {
 	snap    atomic.Pointer[snapshot]
 	cursors []cursor // ring position per group, as tiers; ring kinds only
 
-	mu      sync.Mutex // serialises rebuilds and Close
-	tiers   []int      // the balancer groups present, in increasing order
-	all     []*backend.Backend
-	removes []func()
+	mu    sync.Mutex // serialises rebuilds
+	tiers []int      // the balancer groups present, in increasing order
+	all   []*backend.Backend
+	hook  *backend.Hook // registered with each of all
 }
 
 // cursor is padded away from the fields before it, so that advancing it
@@ -149,16 +149,14 @@ func New(kind Kind, backends []*backend.Backend, opts ...Option) *Balancer {
 	// The hook holds the balancer weakly: a balancer that was dropped
 	// without Close costs each backend one no-op closure, not its snapshot.
 	wp := weak.Make(b)
-	hook := func() {
+	b.hook = backend.NewHook(func() {
 		if x := wp.Value(); x != nil {
 			x.rebuild()
 		}
-	}
-	b.mu.Lock()
+	})
 	for _, be := range b.all {
-		b.removes = append(b.removes, be.OnChange(hook))
+		be.AddHook(b.hook)
 	}
-	b.mu.Unlock()
 	// A flip between the first rebuild and the hook registration would be
 	// missed; one more rebuild closes that window.
 	b.rebuild()
@@ -171,14 +169,8 @@ func (b *Balancer) Kind() Kind { return b.kind }
 // Close detaches the balancer from its backends' OnChange hooks. Pick keeps
 // working on the last snapshot, so in-flight requests are unaffected.
 func (b *Balancer) Close() {
-	b.mu.Lock()
-	removes := b.removes
-	b.removes = nil
-	b.mu.Unlock()
-	for _, r := range removes {
-		r()
-	}
 	for _, be := range b.all {
+		be.RemoveHook(b.hook)
 		be.Unwatch(b)
 	}
 }
