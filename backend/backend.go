@@ -161,7 +161,6 @@ type Backend struct {
 	grpcCheck            bool
 	group                int32
 	network, address, id string
-	probeAddr            string // the HAport's, or address
 	// priority and weight change at runtime through the control API
 	// (SetPriority, SetWeight); balancers read them when they rebuild.
 	priority, weight   atomic.Int64
@@ -169,10 +168,25 @@ type Backend struct {
 	timeout, wsTimeout time.Duration
 	log                Logger
 	dial               DialFunc
-	serverName         string
 	h2                 *h2backend.Pool // HTTP/2 backends only
-	grpcService        string
-	auto               *AutoALPN // Protocol auto only
+	auto               *AutoALPN       // Protocol auto only
+	rare               *backendRare    // nil: none of its settings
+}
+
+// backendRare holds what few backends have, one pointer in the others
+// (48 bytes less for each of 20,000 plain backends, issue 36).
+type backendRare struct {
+	probeAddr   string // the HAport's (hasHA)
+	serverName  string
+	grpcService string
+}
+
+// setRare returns b's backendRare, made on first use (New only).
+func (b *Backend) setRare() *backendRare {
+	if b.rare == nil {
+		b.rare = &backendRare{}
+	}
+	return b.rare
 }
 
 // New builds a Backend from o, applying the documented defaults. It starts
@@ -191,7 +205,6 @@ func New(o Options) *Backend {
 		noPassiveDown: o.NoPassiveDown,
 		log:           o.Logger,
 		dial:          o.DialContext,
-		serverName:    o.ServerName,
 		https:         o.HTTPS,
 		auto:          o.AutoALPN,
 	}
@@ -216,8 +229,13 @@ func New(o Options) *Backend {
 	b.priority.Store(int64(o.Priority))
 	b.weight.Store(int64(max(o.Weight, 1)))
 	b.connLimit.Store(int64(max(o.ConnLimit, 0)))
-	b.probeAddr = probeAddress(b.network, b.address, o.HAPort)
-	b.hasHA = o.HAPort != ""
+	if o.HAPort != "" {
+		b.hasHA = true
+		b.setRare().probeAddr = probeAddress(b.network, b.address, o.HAPort)
+	}
+	if o.ServerName != "" {
+		b.setRare().serverName = o.ServerName
+	}
 	b.enabled.Store(!o.Disabled)
 	b.alive.Store(true)
 	b.latency.Store(-1)
@@ -294,7 +312,16 @@ func (b *Backend) Emergency() bool { return b.emergency }
 func (b *Backend) Group() int { return int(b.group) }
 
 // ProbeAddress returns the network and address health probes connect to.
-func (b *Backend) ProbeAddress() (network, address string) { return b.probeNetwork(), b.probeAddr }
+func (b *Backend) ProbeAddress() (network, address string) { return b.probeNetwork(), b.probeAddress() }
+
+// probeAddress is the address health checks dial: the HAport's, or the
+// backend's own.
+func (b *Backend) probeAddress() string {
+	if b.hasHA {
+		return b.rare.probeAddr
+	}
+	return b.address
+}
 
 // probeNetwork is the network health checks dial: TCP to an HAport,
 // else the backend's own (hasHA, not a string per backend).
