@@ -2,15 +2,13 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"testing"
 )
 
-// sizeConfig is bench/scale.sh size's configuration: n URL services of
-// two backends each on one HTTP listener.
+// sizeConfig is bench/scale.sh size's configuration at n services: URL
+// services of two backends each on one HTTP listener.
 func sizeConfig(n int) string {
 	var sb strings.Builder
 	sb.WriteString("Daemon 0\nLogLevel 0\nListenHTTP\n    Address 127.0.0.1\n    Port 0\n")
@@ -33,25 +31,51 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-func TestHeapProfileAtSize(t *testing.T) {
-	out := os.Getenv("LBD_HEAPPROF")
-	if out == "" {
-		t.Skip("LBD_HEAPPROF")
-	}
-	runtime.MemProfileRate = 4096
-	src := sizeConfig(10000)
+// perServiceBudget is what a started engine may keep per URL service of
+// two backends, configuration model included: 5.5 kB before issue 36's
+// work on the objects' sizes (55 MB at 10,000 services).
+const perServiceBudget = 4000
+
+// TestHeapPerService: the live heap of a started engine of 1,000 plain
+// services, after a collection, within perServiceBudget each.
+func TestHeapPerService(t *testing.T) {
+	const n = 1000
+	src := sizeConfig(n)
 	base := liveHeap()
 	e, _ := newEngineOn(t, src)
 	src = ""
-	h := liveHeap()
-	t.Logf("live heap for the engine: %.1f MB", float64(h-base)/1e6)
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
+	used := liveHeap() - base
+	t.Logf("%d services: %d bytes live, %d a service", n, used, used/n)
+	if used > n*perServiceBudget {
+		t.Errorf("%d bytes a service, budget %d", used/n, perServiceBudget)
 	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	runtime.KeepAlive(e)
+}
+
+// TestPoundServicesShareListenerEdits: a Pound service without its own
+// RewriteLocation takes the listener's edits (no entry of its own); a
+// zproxy service keeps its own, compiled from its header directives.
+func TestPoundServicesShareListenerEdits(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want int
+	}{
+		{"Pound services", sizeConfig(3), 0},
+		{"a zproxy service", zproxyEditCfg, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := newEngineOn(t, tc.src)
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			st := e.g.listeners[0]
+			if got := len(st.SvcEdits); got != tc.want {
+				t.Errorf("%d services with edits of their own, want %d", got, tc.want)
+			}
+			if st.Edits == nil {
+				t.Error("the listener has no edits")
+			}
+		})
+	}
 }
