@@ -12,6 +12,9 @@ import (
 const (
 	backendBudget = 192
 	serviceBudget = 192
+	// patternBudget: two Patterns per URL service (the regex and the
+	// literal it reduces to); 128 bytes before.
+	patternBudget = 96
 )
 
 func TestModelSizes(t *testing.T) {
@@ -20,6 +23,9 @@ func TestModelSizes(t *testing.T) {
 	}
 	if n := unsafe.Sizeof(Service{}); n > serviceBudget {
 		t.Errorf("Service is %d bytes, budget %d: put rare settings in ServiceRare", n, serviceBudget)
+	}
+	if n := unsafe.Sizeof(Pattern{}); n > patternBudget {
+		t.Errorf("Pattern is %d bytes, budget %d", n, patternBudget)
 	}
 }
 

@@ -33,23 +33,24 @@ type Pattern struct {
 	// for look-around and back-references; Re is nil then. Re is nil
 	// too for a regex that reduces to literals (lits), which compiles
 	// only when groups are asked for: use Regexp.
-	PCRE bool            `json:"pcre,omitempty"`
-	Re   *regexp.Regexp  `json:"-"`
-	Re2  *regexp2.Regexp `json:"-"`
-	lazy *lazyRegexp
-	// lits are the plain matchers a regex of literals reduces to
-	// (literalSet): it matches where one of them does.
-	lits []*Pattern
+	PCRE bool `json:"pcre,omitempty"`
 	// foldKS: a literal of a case-folding regex that has k or s, which
 	// regexp also folds with the Kelvin sign and the long s (matchLit).
 	foldKS bool
 	// anchor is a byte of a plain -contain Text to search for with
 	// IndexByte (both cases in anchorLo/Up), at offset anchorAt; with
 	// anchorExact no k or s comes before it, so it is at that offset in
-	// any match.
+	// any match. (The flags and the offset share a word: 20,000
+	// patterns at 10,000 services, issue 36.)
 	anchorOK, anchorExact bool
-	anchorAt              int
 	anchorLo, anchorUp    byte
+	anchorAt              int32
+	Re                    *regexp.Regexp  `json:"-"`
+	Re2                   *regexp2.Regexp `json:"-"`
+	lazy                  *lazyRegexp
+	// lits are the plain matchers a regex of literals reduces to
+	// (literalSet): it matches where one of them does.
+	lits []*Pattern
 }
 
 // CondKind names a service condition.
