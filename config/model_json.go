@@ -106,3 +106,34 @@ func (s *Service) MarshalJSON() ([]byte, error) {
 		STS: r.STS, Session: s.Session, Backends: s.Backends, Emergency: r.Emergency, Cache: r.Cache,
 	})
 }
+
+// conditionJSON is a Condition as the configuration dump writes it.
+type conditionJSON struct {
+	Kind      CondKind      `json:"kind"`
+	Not       bool          `json:"not,omitempty"`
+	Name      string        `json:"name,omitempty"`
+	Pattern   *Pattern      `json:"pattern,omitempty"`
+	Or        bool          `json:"or,omitempty"`
+	Sub       []*Condition  `json:"sub,omitempty"`
+	Tag       string        `json:"tag,omitempty"`
+	Decode    bool          `json:"decode,omitempty"`
+	ACL       *ACL          `json:"acl,omitempty"`
+	Forwarded bool          `json:"forwarded,omitempty"`
+	Subject   string        `json:"subject,omitempty"`
+	Target    CondKind      `json:"target,omitempty"`
+	List      *PatternList  `json:"list,omitempty"`
+	Auth      *PasswordFile `json:"basic_auth,omitempty"`
+	TBF       *TBF          `json:"tbf,omitempty"`
+	Lua       *LuaCall      `json:"lua,omitempty"`
+	Authn     *Authn        `json:"authn,omitempty"`
+}
+
+// MarshalJSON writes the condition and its rare settings as one object.
+func (c *Condition) MarshalJSON() ([]byte, error) {
+	r := c.Rare()
+	return json.Marshal(conditionJSON{
+		Kind: c.Kind, Not: c.Not, Name: c.Name, Pattern: c.Pattern, Or: c.Or, Sub: c.Sub,
+		Tag: r.Tag, Decode: c.Decode, ACL: r.ACL, Forwarded: c.Forwarded, Subject: r.Subject,
+		Target: r.Target, List: r.List, Auth: r.Auth, TBF: r.TBF, Lua: r.Lua, Authn: r.Authn,
+	})
+}

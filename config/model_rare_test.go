@@ -15,6 +15,8 @@ const (
 	// patternBudget: two Patterns per URL service (the regex and the
 	// literal it reduces to); 128 bytes before.
 	patternBudget = 96
+	// conditionBudget: a URL, Host or header condition (256 before).
+	conditionBudget = 144
 )
 
 func TestModelSizes(t *testing.T) {
@@ -23,6 +25,9 @@ func TestModelSizes(t *testing.T) {
 	}
 	if n := unsafe.Sizeof(Service{}); n > serviceBudget {
 		t.Errorf("Service is %d bytes, budget %d: put rare settings in ServiceRare", n, serviceBudget)
+	}
+	if n := unsafe.Sizeof(Condition{}); n > conditionBudget {
+		t.Errorf("Condition is %d bytes, budget %d: put rare settings in ConditionRare", n, conditionBudget)
 	}
 	if n := unsafe.Sizeof(Pattern{}); n > patternBudget {
 		t.Errorf("Pattern is %d bytes, budget %d", n, patternBudget)
@@ -85,6 +90,11 @@ func TestPlainServicesShareNoRare(t *testing.T) {
 			if s.rare != nil {
 				t.Errorf("%s: service %q has rare settings %+v, want none", cfg.Dialect, s.Name, *s.rare)
 			}
+			for _, c := range s.Conditions {
+				if c.rare != nil {
+					t.Errorf("%s: service %q: condition %s has rare settings %+v, want none", cfg.Dialect, s.Name, c.Kind, *c.rare)
+				}
+			}
 		}
 	}
 	if !reflect.DeepEqual(noServiceRare, ServiceRare{}) {
@@ -135,12 +145,13 @@ func TestJSONHasEveryField(t *testing.T) {
 	}{
 		{"Backend", []reflect.Type{reflect.TypeFor[Backend](), reflect.TypeFor[BackendRare]()}, reflect.TypeFor[backendJSON]()},
 		{"Service", []reflect.Type{reflect.TypeFor[Service](), reflect.TypeFor[ServiceRare]()}, reflect.TypeFor[serviceJSON]()},
+		{"Condition", []reflect.Type{reflect.TypeFor[Condition](), reflect.TypeFor[ConditionRare]()}, reflect.TypeFor[conditionJSON]()},
 	}
 	for _, tc := range tests {
 		want := map[string]reflect.Type{}
 		for _, ty := range tc.model {
 			for f := range ty.Fields() {
-				if f.IsExported() && f.Name != "ProtocolPos" { // never dumped
+				if f.IsExported() && f.Name != "ProtocolPos" && (f.Name != "Pos" || tc.name != "Condition") { // never dumped
 					want[f.Name] = f.Type
 				}
 			}

@@ -60,7 +60,7 @@ var kindOf = map[config.CondKind]leafKind{
 }
 
 func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
-	l := &leaf{pat: x.Pattern, name: x.Name, tag: x.Tag, decode: x.Decode, acl: x.ACL, fwd: x.Forwarded, src: x}
+	l := &leaf{pat: x.Pattern, name: x.Name, tag: x.Rare().Tag, decode: x.Decode, acl: x.Rare().ACL, fwd: x.Forwarded, src: x}
 	switch x.Kind {
 	case config.CondHeader:
 		l.kind = lkHeaderLine
@@ -70,29 +70,29 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 			l.field, _ = x.Pattern.FieldName()
 		}
 	case config.CondBasicAuth:
-		l.kind, l.auth = lkBasicAuth, x.Auth
+		l.kind, l.auth = lkBasicAuth, x.Rare().Auth
 	case config.CondTBF:
-		l.kind, l.tbf = lkTBF, x.TBF
-		l.subject = c.env.template(x.TBF.Key)
+		l.kind, l.tbf = lkTBF, x.Rare().TBF
+		l.subject = c.env.template(x.Rare().TBF.Key)
 	case config.CondLua:
 		l.kind = lkLua
-		sc, err := c.script(x.Lua)
+		sc, err := c.script(x.Rare().Lua)
 		l.script = sc
 		return l, err
 	case config.CondJWT, config.CondAPIKey:
 		l.kind, _ = authnLeafKind(x.Kind) // the case already limits Kind to the two it knows
-		l.authn = x.Authn
+		l.authn = x.Rare().Authn
 	case config.CondWatched:
-		l.kind, l.list = lkWatched, x.List
-		t, ok := kindOf[x.Target]
-		if x.Target == config.CondHeader {
+		l.kind, l.list = lkWatched, x.Rare().List
+		t, ok := kindOf[x.Rare().Target]
+		if x.Rare().Target == config.CondHeader {
 			t, ok = lkHeaderLine, true
 			if x.Name != "" {
 				t = lkHeaderNamed
 			}
 		}
 		if !ok {
-			return l, fmt.Errorf("rules: -filewatch is not available for %s", x.Target)
+			return l, fmt.Errorf("rules: -filewatch is not available for %s", x.Rare().Target)
 		}
 		l.target = t
 	default:
@@ -104,7 +104,7 @@ func (c *compiler) leaf(x *config.Condition) (*leaf, error) {
 	}
 	switch l.kind {
 	case lkString:
-		l.subject = c.env.template(x.Subject)
+		l.subject = c.env.template(x.Rare().Subject)
 	case lkEval:
 		i, ok := c.env.names[x.Name]
 		if !ok {
