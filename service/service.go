@@ -63,31 +63,34 @@ type Service struct {
 	// then never calls package cache).
 	Cache *cache.Cache
 
-	// Sessions is nil when the service has no Session block.
-	Sessions  *session.Table[*backend.Backend]
-	Extractor session.Extractor
-	// setCookie and cookieKeys serve COOKIEINSERT (see Learn).
-	setCookie  map[*backend.Backend][]byte
-	cookieKeys map[*backend.Backend][]byte
+	// Sessions is nil when the service has no Session block; keys is
+	// nil then too.
+	Sessions *session.Table[*backend.Backend]
+	keys     *sessionKeys
 
-	// HTTP2: the service's backends speak HTTP/2 (config Protocol h2;
-	// a service's backends share one protocol).
-	HTTP2 bool
 	// ALPN, for Protocol auto backends, is the protocol their TLS
 	// handshakes chose (nil otherwise): HTTP/2 once it says h2.
 	ALPN *backend.ALPNChoice
-	// Global marks a top-level service (Lua sees its name as "/name").
-	Global     bool
+	// scriptName is the name Lua sees ("/name" for a global service).
 	scriptName string
-	// Lua is a LuaBackend's compiled call; respScripts says whether the
-	// response rules (the service's) call Lua.
-	Lua         *rules.ScriptCall
-	respScripts bool
+	// Lua is a LuaBackend's compiled call.
+	Lua *rules.ScriptCall
 
 	// Auth are the checks of the service's Authenticate (none: the
-	// access stage is skipped); AuthForward says one of them is forward
-	// authentication, which needs the exchange's details.
-	Auth        []edgeauth.Checker
+	// access stage is skipped).
+	Auth []edgeauth.Checker
+
+	// The flags share a word (issue 36: 10,000 services).
+	// HTTP2: the service's backends speak HTTP/2 (config Protocol h2;
+	// a service's backends share one protocol).
+	HTTP2 bool
+	// Global marks a top-level service (Lua sees its name as "/name").
+	Global bool
+	// respScripts says whether the response rules (the service's) call
+	// Lua.
+	respScripts bool
+	// AuthForward says one of Auth is forward authentication, which
+	// needs the exchange's details.
 	AuthForward bool
 
 	// Stats records the duration and status of every request the
@@ -95,6 +98,13 @@ type Service struct {
 	// service hands the previous Stats to the new Service, so the
 	// counters survive it as the backends' do.
 	Stats *metrics.Requests
+}
+
+// sessionKeys is how a service with sessions reads and sets their keys.
+type sessionKeys struct {
+	extractor session.Extractor
+	// setCookie and cookieKeys serve COOKIEINSERT (see Learn).
+	setCookie, cookieKeys map[*backend.Backend][]byte
 }
 
 // Entry is one backend of a service's Listing: a backend, or a matrix
@@ -137,17 +147,16 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 	}
 	env = env.Scope(cfg.Rare().Constants, cfg.Rare().TrustedIP, cfg.Rare().ForwardedHeader)
 	s := &Service{
-		Name:      cfg.Name,
-		Cfg:       cfg,
-		Env:       env,
-		Backends:  o.Backends,
-		Listing:   o.Listing,
-		Algo:      o.Algo,
-		Root:      o.Root,
-		Sessions:  o.Sessions,
-		Extractor: o.Extractor,
-		Global:    o.Global,
-		Stats:     new(metrics.Requests),
+		Name:     cfg.Name,
+		Cfg:      cfg,
+		Env:      env,
+		Backends: o.Backends,
+		Listing:  o.Listing,
+		Algo:     o.Algo,
+		Root:     o.Root,
+		Sessions: o.Sessions,
+		Global:   o.Global,
+		Stats:    new(metrics.Requests),
 	}
 	for _, a := range cfg.Rare().Authenticate {
 		s.Auth = append(s.Auth, a.Checker)
@@ -196,9 +205,12 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		s.logMask |= 1 << c
 	}
 	s.enabled.Store(!cfg.Disabled)
-	if s.Sessions != nil && s.Extractor.Type == session.CookieInsert {
-		s.cookieKeys = make(map[*backend.Backend][]byte, len(s.Backends))
-		s.setCookie = s.cookieLines()
+	if s.Sessions != nil {
+		s.keys = &sessionKeys{extractor: o.Extractor}
+		if o.Extractor.Type == session.CookieInsert {
+			s.keys.cookieKeys = make(map[*backend.Backend][]byte, len(s.Backends))
+			s.keys.setCookie = s.cookieLines()
+		}
 	}
 	return s, nil
 }
@@ -285,7 +297,7 @@ func (s *Service) SessionKey(req *http1.Request, client netip.Addr, scratch []by
 	if s.Sessions == nil {
 		return nil
 	}
-	return s.Extractor.RequestKey(req, client, scratch)
+	return s.keys.extractor.RequestKey(req, client, scratch)
 }
 
 // Pin records that key is served by b. It only writes to the table when
