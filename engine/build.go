@@ -308,7 +308,7 @@ func (b *builder) backend(key string, cb *config.Backend, group int, src *servic
 	o.Group = group
 	// Dead and resurrected messages say which backend and where the
 	// file defines it.
-	o.Logger = newBackendLog(b.log, b.opts.events, src, o.Address, cb.Pos)
+	o.Logger = newBackendLog(src, o.Address, cb.Pos)
 	be := backend.New(o)
 	switch {
 	case old != nil:

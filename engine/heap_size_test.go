@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // sizeConfig is bench/scale.sh size's configuration at n services: URL
@@ -77,5 +78,14 @@ func TestPoundServicesShareListenerEdits(t *testing.T) {
 				t.Error("the listener has no edits")
 			}
 		})
+	}
+}
+
+// TestBackendLogSize: each of 20,000 backends keeps its logger boxed in
+// an interface: 48 bytes, the service's logger and timeline shared (80
+// before, issue 36).
+func TestBackendLogSize(t *testing.T) {
+	if n := unsafe.Sizeof(backendLog{}); n > 48 {
+		t.Errorf("backendLog is %d bytes, budget 48", n)
 	}
 }
