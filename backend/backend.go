@@ -133,7 +133,7 @@ type Backend struct {
 
 	// Written once per request, read by the control API.
 	requests    atomic.Int64
-	status      [6]atomic.Int64 // index = status/100; 0 is unused
+	status      [5]atomic.Int64 // index = status/100 - 1
 	latencySum  atomic.Int64    // ns, over the requests that got a status
 	errors      atomic.Int64
 	connectTime atomic.Int64 // average connect time in ns; -1 = none
@@ -142,10 +142,9 @@ type Backend struct {
 	// thousands of backends are never probed), after which recording
 	// allocates nothing.
 	duration, connect metrics.LazyHistogram
-	// probes counts health checks, [0] passed and [1] failed; probeTime
-	// is their duration.
-	probes    [2]atomic.Uint64
-	probeTime metrics.LazyHistogram
+	// probes are the health checks' counts and durations, made at the
+	// first probe (most of thousands of backends are never probed).
+	probes atomic.Pointer[probeStats]
 
 	pool pool
 
@@ -154,13 +153,14 @@ type Backend struct {
 	// The immutable flags and the group, together rather than each in
 	// a word of its own (20,000 backends: 1.3 MB less, issue 36), and
 	// away from the counters every request writes.
-	hasHA                bool // a separate HAport is probed
-	emergency            bool
-	noPassiveDown        bool
-	https                bool
-	grpcCheck            bool
-	group                int32
-	network, address, id string
+	hasHA         bool // a separate HAport is probed
+	emergency     bool
+	noPassiveDown bool
+	https         bool
+	grpcCheck     bool
+	group         int32
+	unix          bool // the network is "unix", else "tcp"
+	address, id   string
 	// priority and weight change at runtime through the control API
 	// (SetPriority, SetWeight); balancers read them when they rebuild.
 	priority, weight   atomic.Int64
@@ -194,7 +194,7 @@ func (b *Backend) setRare() *backendRare {
 // proven otherwise) and enabled unless o.Disabled.
 func New(o Options) *Backend {
 	b := &Backend{
-		network:       o.Network,
+		unix:          o.Network == "unix",
 		address:       o.Address,
 		id:            o.ID,
 		connTO:        o.ConnTO,
@@ -208,14 +208,11 @@ func New(o Options) *Backend {
 		https:         o.HTTPS,
 		auto:          o.AutoALPN,
 	}
-	if b.network == "" {
-		b.network = "tcp"
-		if strings.HasPrefix(b.address, "/") {
-			b.network = "unix"
-		}
+	if o.Network == "" {
+		b.unix = strings.HasPrefix(b.address, "/")
 	}
 	if b.id == "" {
-		b.id = defaultID(b.network, b.address)
+		b.id = defaultID(b.Network(), b.address)
 	}
 	if b.connTO <= 0 {
 		b.connTO = DefaultConnTO
@@ -231,7 +228,7 @@ func New(o Options) *Backend {
 	b.connLimit.Store(int64(max(o.ConnLimit, 0)))
 	if o.HAPort != "" {
 		b.hasHA = true
-		b.setRare().probeAddr = probeAddress(b.network, b.address, o.HAPort)
+		b.setRare().probeAddr = probeAddress(b.Network(), b.address, o.HAPort)
 	}
 	if o.ServerName != "" {
 		b.setRare().serverName = o.ServerName
@@ -276,7 +273,12 @@ func probeAddress(network, address, ha string) string {
 }
 
 // Network returns "tcp" or "unix".
-func (b *Backend) Network() string { return b.network }
+func (b *Backend) Network() string {
+	if b.unix {
+		return "unix"
+	}
+	return "tcp"
+}
 
 // Address returns the dial address (host:port or socket path).
 func (b *Backend) Address() string { return b.address }
@@ -329,5 +331,5 @@ func (b *Backend) probeNetwork() string {
 	if b.hasHA {
 		return "tcp"
 	}
-	return b.network
+	return b.Network()
 }
