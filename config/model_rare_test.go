@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
 	"unsafe"
 )
@@ -164,4 +165,48 @@ func TestJSONHasEveryField(t *testing.T) {
 			t.Errorf("%s: dump fields %v\nwant %v", tc.name, got, want)
 		}
 	}
+}
+
+// TestLiteralRegexCompiledOnUse: a regex of literals (^/app1/, as 10,000
+// URL services write) costs its Pattern and the literal it reduces to;
+// the regex compiles when groups are first asked for, and both cases of
+// an icase one match.
+func TestLiteralRegexCompiledOnUse(t *testing.T) {
+	const n = 2000
+	keep := make([]*Pattern, n)
+	before := liveBytes()
+	for i := range keep {
+		p, err := NewPattern(MatchRegex, "^/app1/", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep[i] = p
+	}
+	// The Pattern, its literal and the slice of it: 96+96+8; 248 with
+	// the regex's lazy holder made in advance.
+	if per := (liveBytes() - before) / n; per > 224 {
+		t.Errorf("a literal regex keeps %d bytes, budget 224", per)
+	}
+	runtime.KeepAlive(keep)
+	p, err := NewPattern(MatchRegex, "^/(app)1/", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.lits == nil || p.lazy.Load() != nil {
+		t.Fatalf("lits %v, regex compiled %v: want literals and no regex yet", p.lits, p.lazy.Load() != nil)
+	}
+	if m := p.Regexp().FindStringSubmatch("/APP1/x"); len(m) != 2 || m[1] != "APP" {
+		t.Errorf("groups %q, want [/APP1/ APP]", m)
+	}
+	if p.Regexp() != p.Regexp() {
+		t.Error("the regex compiled twice")
+	}
+}
+
+func liveBytes() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

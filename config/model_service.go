@@ -2,6 +2,7 @@ package config
 
 import (
 	"regexp"
+	"sync/atomic"
 
 	"github.com/dlclark/regexp2"
 )
@@ -47,7 +48,9 @@ type Pattern struct {
 	anchorAt              int32
 	Re                    *regexp.Regexp  `json:"-"`
 	Re2                   *regexp2.Regexp `json:"-"`
-	lazy                  *lazyRegexp
+	// lazy is Re of a regex of literals, compiled when groups are first
+	// asked for (Regexp).
+	lazy atomic.Pointer[regexp.Regexp]
 	// lits are the plain matchers a regex of literals reduces to
 	// (literalSet): it matches where one of them does.
 	lits []*Pattern
