@@ -65,7 +65,7 @@ func (l *leaf) describe(env *Env) string {
 		}
 	case lkEval:
 		for name, i := range env.names {
-			if i == l.eval {
+			if i == int(l.eval) {
 				fmt.Fprintf(&b, " %q", name)
 			}
 		}
