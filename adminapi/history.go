@@ -22,10 +22,17 @@ const HistoryLen = 900
 // historyStep is the sampling interval.
 const historyStep = time.Second
 
-// maxSeries caps the rings (each ~29 kB: 900 points of 32 bytes), so
-// the history never takes more than ~30 MB; objects past it (a
-// configuration of over a thousand backends) are not graphed.
-const maxSeries = 1024
+// historyBudget bounds the memory of the rings. A full ring is 900
+// points of 32 bytes, which the allocator serves as 32 KiB (ringBytes);
+// so at most maxSeries = 256 objects are graphed, the first ones of the
+// configuration, and the others are not. With 1,024 rings grown by
+// append (40 KiB each once full) the history could take 42 MB at
+// 10,000 services, more than the rest of lbd's heap (issue 36).
+const (
+	historyBudget = 8 << 20
+	ringBytes     = 32 << 10
+	maxSeries     = historyBudget / ringBytes
+)
 
 // Point is one sample of a series.
 type Point struct {
@@ -102,11 +109,22 @@ func (s *series) push(t time.Time, dt float64, cur counters, first bool) {
 		p.P50MS, p.P99MS = hist.quantileMS(0.5), hist.quantileMS(0.99)
 	}
 	if len(s.points) < HistoryLen {
+		s.grow()
 		s.points = append(s.points, p)
 	} else {
 		s.points[s.n%HistoryLen] = p
 	}
 	s.n++
+}
+
+// grow makes room for one more point: twice the room, up to HistoryLen
+// and no more (append would leave a full ring room for 1,280).
+func (s *series) grow() {
+	if len(s.points) < cap(s.points) {
+		return
+	}
+	room := min(max(2*cap(s.points), 8), HistoryLen)
+	s.points = append(make([]Point, 0, room), s.points...)
 }
 
 // rate turns a delta into a rate; a counter that went back (a backend

@@ -1,6 +1,8 @@
 package adminapi
 
 import (
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -247,4 +249,43 @@ func TestSampleAllocations(t *testing.T) {
 			t.Errorf("no series %q", k)
 		}
 	}
+}
+
+// TestHistoryMemoryBudget: full rings for more objects than are graphed
+// stay within historyBudget (plus the series' bookkeeping). 1,024 rings
+// grown by append took 42 MB.
+func TestHistoryMemoryBudget(t *testing.T) {
+	var bs []Backend
+	for i := range maxSeries + 100 {
+		bs = append(bs, be("10.0.0."+strconv.Itoa(i)+"-80", int64(i), 0, 0, 0, 0))
+	}
+	st := snap(bs...)
+	before := heapInUse()
+	o := NewObserver()
+	now := time.Unix(1000, 0)
+	for i := range HistoryLen + 10 {
+		o.Sample(st, now.Add(time.Duration(i)*time.Second))
+	}
+	used := heapInUse() - before
+	t.Logf("%d series of %d points: %d bytes", len(o.series), HistoryLen, used)
+	const bookkeeping = 1 << 20 // series values, keys, the map
+	if used > historyBudget+bookkeeping {
+		t.Errorf("the history takes %d bytes for %d objects, budget %d", used, len(bs)+1, historyBudget+bookkeeping)
+	}
+	if n := len(o.History(0)); n != maxSeries {
+		t.Errorf("%d series, want %d", n, maxSeries)
+	}
+	for k, s := range o.series {
+		if cap(s.points) != HistoryLen {
+			t.Fatalf("series %s: room for %d points, want %d", k, cap(s.points), HistoryLen)
+		}
+	}
+	runtime.KeepAlive(o)
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

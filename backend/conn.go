@@ -107,7 +107,7 @@ func (b *Backend) Dial(deadline time.Time) (*Conn, error) {
 	ctx, cancel := context.WithDeadline(context.Background(), limit)
 	b.pending.Add(1)
 	b.loadChanged()
-	nc, err := b.dial(ctx, b.network, b.address)
+	nc, err := b.dial(ctx, b.Network(), b.address)
 	expired := ctx.Err() != nil
 	cancel()
 	if err != nil {

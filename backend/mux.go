@@ -47,7 +47,10 @@ func (b *Backend) initHTTP2(o Options) {
 		return
 	}
 	b.h2 = h2backend.New(h2backend.Options{Dial: b.dialMux, TLS: o.HTTPS, ConnTO: b.connTO})
-	b.grpcCheck, b.grpcService = o.GRPCCheck, o.GRPCService
+	b.grpcCheck = o.GRPCCheck
+	if o.GRPCService != "" {
+		b.setRare().grpcService = o.GRPCService
+	}
 }
 
 // probeGRPC runs the gRPC health check within ConnTO.
@@ -55,11 +58,14 @@ func (b *Backend) probeGRPC(parent context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, b.connTO)
 	defer cancel()
-	authority := b.serverName
-	if authority == "" {
-		authority = b.address
+	authority, service := b.address, ""
+	if b.rare != nil {
+		service = b.rare.grpcService
+		if b.rare.serverName != "" {
+			authority = b.rare.serverName
+		}
 	}
-	err := b.h2.HealthCheck(ctx, authority, b.grpcService)
+	err := b.h2.HealthCheck(ctx, authority, service)
 	if parent.Err() == nil {
 		b.probed(time.Since(start), err == nil)
 	}

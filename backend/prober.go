@@ -225,7 +225,7 @@ func (b *Backend) Probe(parent context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, b.connTO)
 	defer cancel()
-	nc, err := b.dial(ctx, b.probeNetwork(), b.probeAddr)
+	nc, err := b.dial(ctx, b.probeNetwork(), b.probeAddress())
 	d := time.Since(start)
 	if parent.Err() == nil {
 		b.probed(d, err == nil)

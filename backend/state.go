@@ -1,10 +1,19 @@
 package backend
 
-// hook is one OnChange registration; id lets its remover find it again.
-type hook struct {
-	id uint64
-	fn func()
-}
+import "sync"
+
+// Hook is a callback run after a backend's flips and weight changes
+// (AddHook); its pointer is its identity, so one Hook can be registered
+// with every backend of a balancer and removed again without a remover
+// kept for each (issue 36: 10,000 balancers of two backends).
+type Hook struct{ fn func() }
+
+// NewHook returns a Hook that runs fn.
+func NewHook(fn func()) *Hook { return &Hook{fn: fn} }
+
+// hookMu serialises hook registrations, of every backend: they happen
+// when balancers are built and closed, never on a flip or a request.
+var hookMu sync.Mutex
 
 // Enabled reports the administrative state (API enable/disable).
 func (b *Backend) Enabled() bool { return b.enabled.Load() }
@@ -88,37 +97,46 @@ func (b *Backend) SetAlive(on bool, reason string) bool {
 
 // OnChange registers fn to run synchronously after every enabled or alive
 // flip and every Priority or Weight change, so balancers can republish
-// their eligible set. It returns a function
-// that unregisters fn; balancers call it when a reload replaces them, since a
-// Backend outlives the balancers built around it.
+// their eligible set. It returns a function that unregisters fn.
 func (b *Backend) OnChange(fn func()) (remove func()) {
-	b.hookMu.Lock()
-	defer b.hookMu.Unlock()
-	b.hookSeq++
-	id := b.hookSeq
-	var hs []hook
-	if old := b.hooks.Load(); old != nil {
-		hs = append(hs, *old...)
-	}
-	hs = append(hs, hook{id: id, fn: fn})
-	b.hooks.Store(&hs)
-	return func() { b.removeHook(id) }
+	h := NewHook(fn)
+	b.AddHook(h)
+	return func() { b.RemoveHook(h) }
 }
 
-// removeHook publishes a copy without id; flips in progress keep the old
+// AddHook registers h as OnChange does fn; balancers remove their hook
+// with RemoveHook when a reload replaces them, since a Backend outlives
+// the balancers built around it.
+func (b *Backend) AddHook(h *Hook) {
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	var hs []*Hook
+	if old := b.hooks.Load(); old != nil {
+		hs = make([]*Hook, 0, len(*old)+1)
+		hs = append(hs, *old...)
+	}
+	hs = append(hs, h)
+	b.hooks.Store(&hs)
+}
+
+// RemoveHook publishes a copy without h; flips in progress keep the old
 // slice, which is harmless because the callbacks are idempotent rebuilds.
-func (b *Backend) removeHook(id uint64) {
-	b.hookMu.Lock()
-	defer b.hookMu.Unlock()
+func (b *Backend) RemoveHook(h *Hook) {
+	hookMu.Lock()
+	defer hookMu.Unlock()
 	old := b.hooks.Load()
 	if old == nil {
 		return
 	}
-	hs := make([]hook, 0, len(*old))
-	for _, h := range *old {
-		if h.id != id {
-			hs = append(hs, h)
+	hs := make([]*Hook, 0, len(*old))
+	for _, x := range *old {
+		if x != h {
+			hs = append(hs, x)
 		}
+	}
+	if len(hs) == 0 {
+		b.hooks.Store(nil)
+		return
 	}
 	b.hooks.Store(&hs)
 }

@@ -28,7 +28,7 @@ func (b *Backend) StatusCount(class int) int64 {
 	if class < 1 || class > 5 {
 		return 0
 	}
-	return b.status[class].Load()
+	return b.status[class-1].Load()
 }
 
 // Errors returns the requests that ended without a valid response status.
@@ -56,20 +56,46 @@ func (b *Backend) Durations() metrics.HistogramSnapshot { return b.duration.Snap
 // health probes, the samples ConnectTime averages).
 func (b *Backend) ConnectDurations() metrics.HistogramSnapshot { return b.connect.Snapshot() }
 
+// probeStats counts health checks, [0] passed and [1] failed, and
+// their durations.
+type probeStats struct {
+	n    [2]atomic.Uint64
+	time metrics.LazyHistogram
+}
+
 // Probes returns how many health checks passed and failed.
-func (b *Backend) Probes() (passed, failed uint64) { return b.probes[0].Load(), b.probes[1].Load() }
+func (b *Backend) Probes() (passed, failed uint64) {
+	if p := b.probes.Load(); p != nil {
+		return p.n[0].Load(), p.n[1].Load()
+	}
+	return 0, 0
+}
 
 // ProbeDurations reads the histogram of health check durations.
-func (b *Backend) ProbeDurations() metrics.HistogramSnapshot { return b.probeTime.Snapshot() }
+func (b *Backend) ProbeDurations() metrics.HistogramSnapshot {
+	if p := b.probes.Load(); p != nil {
+		return p.time.Snapshot()
+	}
+	return neverProbed.Snapshot()
+}
+
+// neverProbed is the durations of a backend never probed: never observed,
+// its snapshot is the shared empty one.
+var neverProbed metrics.LazyHistogram
 
 // probed records a health check that took d.
 func (b *Backend) probed(d time.Duration, ok bool) {
+	p := b.probes.Load()
+	if p == nil {
+		b.probes.CompareAndSwap(nil, new(probeStats))
+		p = b.probes.Load()
+	}
 	i := 1
 	if ok {
 		i = 0
 	}
-	b.probes[i].Add(1)
-	b.probeTime.Observe(d)
+	p.n[i].Add(1)
+	p.time.Observe(d)
 }
 
 // connected records a connect that took d.
@@ -90,7 +116,7 @@ func (b *Backend) Done(c *Conn, status int, latency time.Duration) {
 		b.errors.Add(1)
 		return
 	}
-	b.status[status/100].Add(1)
+	b.status[status/100-1].Add(1)
 	b.latencySum.Add(int64(max(latency, 0)))
 	b.duration.Observe(latency)
 	ewma(&b.latency, int64(max(latency, 0)), ewmaShift)

@@ -10,7 +10,12 @@ import (
 
 // ServerName returns the backend's ServerName ("" = none): the SNI of
 // its TLS handshakes and, as in Pound 4, the Host its requests carry.
-func (b *Backend) ServerName() string { return b.serverName }
+func (b *Backend) ServerName() string {
+	if b.rare == nil {
+		return ""
+	}
+	return b.rare.serverName
+}
 
 // HTTPS reports whether lbd talks TLS to the backend.
 func (b *Backend) HTTPS() bool { return b.https }

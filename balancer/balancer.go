@@ -116,12 +116,12 @@ type Balancer struct {
 	mode    Mode
 	src     rand.Source
 	snap    atomic.Pointer[snapshot]
-	cursors []cursor // ring position per group, as tiers
+	cursors []cursor // ring position per group, as tiers; ring kinds only
 
-	mu      sync.Mutex // serialises rebuilds and Close
-	tiers   []int      // the balancer groups present, in increasing order
-	all     []*backend.Backend
-	removes []func()
+	mu    sync.Mutex // serialises rebuilds
+	tiers []int      // the balancer groups present, in increasing order
+	all   []*backend.Backend
+	hook  *backend.Hook // registered with each of all
 }
 
 // cursor is padded away from the fields before it, so that advancing it
@@ -141,21 +141,22 @@ func New(kind Kind, backends []*backend.Backend, opts ...Option) *Balancer {
 		o(b)
 	}
 	b.tiers = tiersOf(b.all)
-	b.cursors = make([]cursor, len(b.tiers))
+	if usesRing(kind) {
+		// 72 bytes a group: the other kinds have none (issue 36).
+		b.cursors = make([]cursor, len(b.tiers))
+	}
 	b.rebuild()
 	// The hook holds the balancer weakly: a balancer that was dropped
 	// without Close costs each backend one no-op closure, not its snapshot.
 	wp := weak.Make(b)
-	hook := func() {
+	b.hook = backend.NewHook(func() {
 		if x := wp.Value(); x != nil {
 			x.rebuild()
 		}
-	}
-	b.mu.Lock()
+	})
 	for _, be := range b.all {
-		b.removes = append(b.removes, be.OnChange(hook))
+		be.AddHook(b.hook)
 	}
-	b.mu.Unlock()
 	// A flip between the first rebuild and the hook registration would be
 	// missed; one more rebuild closes that window.
 	b.rebuild()
@@ -168,14 +169,8 @@ func (b *Balancer) Kind() Kind { return b.kind }
 // Close detaches the balancer from its backends' OnChange hooks. Pick keeps
 // working on the last snapshot, so in-flight requests are unaffected.
 func (b *Balancer) Close() {
-	b.mu.Lock()
-	removes := b.removes
-	b.removes = nil
-	b.mu.Unlock()
-	for _, r := range removes {
-		r()
-	}
 	for _, be := range b.all {
+		be.RemoveHook(b.hook)
 		be.Unwatch(b)
 	}
 }
@@ -207,7 +202,7 @@ func (b *Balancer) Eligible() []*backend.Backend {
 func (b *Balancer) Pick() *backend.Backend {
 	s := b.snap.Load()
 	for i := range s.groups {
-		if be := b.pickGroup(&s.groups[i], &b.cursors[i]); be != nil {
+		if be := b.pickGroup(&s.groups[i], i); be != nil {
 			return be
 		}
 	}
@@ -223,7 +218,7 @@ func (b *Balancer) PickMin(min int) *backend.Backend {
 		if b.tiers[i] < min {
 			continue
 		}
-		if be := b.pickGroup(&s.groups[i], &b.cursors[i]); be != nil {
+		if be := b.pickGroup(&s.groups[i], i); be != nil {
 			return be
 		}
 	}
@@ -234,7 +229,11 @@ func (b *Balancer) PickMin(min int) *backend.Backend {
 // for an Emergency backend.
 func Tier(be *backend.Backend) int { return tierOf(be) }
 
-func (b *Balancer) pickGroup(g *group, c *cursor) *backend.Backend {
+// usesRing reports whether the kind walks a ring with a cursor.
+func usesRing(k Kind) bool { return k == IWRR || k == RoundRobin }
+
+// pickGroup picks in group i.
+func (b *Balancer) pickGroup(g *group, i int) *backend.Backend {
 	if len(g.bs) == 0 {
 		return nil
 	}
@@ -242,7 +241,7 @@ func (b *Balancer) pickGroup(g *group, c *cursor) *backend.Backend {
 	case Random:
 		return g.pickRandom(b.rand())
 	case IWRR, RoundRobin:
-		return g.pickRing(c.n.Add(1) - 1)
+		return g.pickRing(b.cursors[i].n.Add(1) - 1)
 	case LeastConnections, ResponseTime, PendingConnections:
 		if g.tree != nil {
 			return g.tree.pick()

@@ -8,11 +8,12 @@ import (
 
 // pickRandom maps one 64-bit random number to a weighted choice: the high
 // word of r*n is a uniform index, the low word a uniform coin for the alias
-// table, so one draw suffices.
+// table, so one draw suffices. Equal weights have no table: the index is
+// the choice (the table would keep every index).
 func (g *group) pickRandom(r uint64) *backend.Backend {
 	hi, lo := bits.Mul64(r, uint64(len(g.bs)))
 	i := uint32(hi)
-	if lo >= g.thr[i] {
+	if g.thr != nil && lo >= g.thr[i] {
 		i = g.alias[i]
 	}
 	return g.from(int(i))

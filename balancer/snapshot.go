@@ -117,13 +117,20 @@ func (b *Balancer) newGroup(bs []*backend.Backend) group {
 	}
 	switch b.kind {
 	case Random:
-		g.thr, g.alias = aliasTable(g.w)
+		if !equalWeights(g.w) { // equal ones need no table (pickRandom)
+			g.thr, g.alias = aliasTable(g.w)
+		}
 	case IWRR:
 		g.ring = iwrrRing(ringWeights(g.w))
 	case RoundRobin:
 		g.ring = runRing(ringWeights(g.w))
 	}
 	return g
+}
+
+// equalWeights reports whether every weight of w is the first's.
+func equalWeights(w []int64) bool {
+	return !slices.ContainsFunc(w, func(x int64) bool { return x != w[0] })
 }
 
 // usesTree reports whether the kind keeps a tournament tree at size n.

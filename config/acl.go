@@ -160,7 +160,7 @@ func condACL(b *builder, c *condCtx, n *parser.Node, _ []unit) {
 	}
 	acl := b.aclRef(n, s)
 	if acl != nil {
-		*c.conds = append(*c.conds, &Condition{Kind: CondACL, ACL: acl, Forwarded: s.forwarded})
+		*c.conds = append(*c.conds, newCond(Condition{Kind: CondACL, Forwarded: s.forwarded}, ConditionRare{ACL: acl}))
 	}
 }
 
@@ -220,8 +220,8 @@ func (b *builder) watchedConds(a parser.Arg, proto *Condition, o patOpts) *Condi
 		}
 		return err
 	})
-	return &Condition{Kind: CondWatched, Target: proto.Kind, Name: proto.Name, Tag: proto.Tag,
-		Decode: proto.Decode, Subject: proto.Subject, Not: proto.Not, List: list}
+	return newCond(Condition{Kind: CondWatched, Name: proto.Name, Decode: proto.Decode, Not: proto.Not},
+		ConditionRare{Target: proto.Kind, Tag: proto.Rare().Tag, Subject: proto.Rare().Subject, List: list})
 }
 
 // parsePatternText compiles one pattern per line (blank lines and #

@@ -54,7 +54,7 @@ func condBasicAuth(b *builder, c *condCtx, n *parser.Node, u []unit) {
 		}
 		pf.Set(htpasswd.Parse(data))
 	}
-	*c.conds = append(*c.conds, &Condition{Kind: CondBasicAuth, Auth: pf})
+	*c.conds = append(*c.conds, newCond(Condition{Kind: CondBasicAuth}, ConditionRare{Auth: pf}))
 }
 
 // condTBF is TBF "KEY" RATE BURST.
@@ -72,7 +72,7 @@ func condTBF(b *builder, c *condCtx, _ *parser.Node, u []unit) {
 	}
 	t := &TBF{Key: u[0].arg.Text, Interval: interval, Burst: uint32(burst)}
 	t.Limiter = tbf.New(t.Interval, t.Burst)
-	*c.conds = append(*c.conds, &Condition{Kind: CondTBF, TBF: t})
+	*c.conds = append(*c.conds, newCond(Condition{Kind: CondTBF}, ConditionRare{TBF: t}))
 }
 
 // tbfUnits are the interval units of a rate, in nanoseconds.

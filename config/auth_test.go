@@ -45,7 +45,7 @@ func TestTBFRate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := cfg.Listeners[0].Services[0].Conditions[0].TBF
+			got := cfg.Listeners[0].Services[0].Conditions[0].Rare().TBF
 			if got.Interval != tc.interval || got.Burst != 5 || got.Limiter == nil {
 				t.Fatalf("TBF %+v, want interval %d, burst 5 and a limiter", got, tc.interval)
 			}

@@ -73,7 +73,7 @@ func addAuthnConds(t table[*condCtx]) {
 	t.add("JWT", ".*", condJWT).withFlags(patternFlags...)
 	t.add("APIKey", "s", func(b *builder, c *condCtx, _ *parser.Node, u []unit) {
 		if a := b.authnRef(u[0].arg, "apikey"); a != nil {
-			*c.conds = append(*c.conds, &Condition{Kind: CondAPIKey, Authn: a})
+			*c.conds = append(*c.conds, newCond(Condition{Kind: CondAPIKey}, ConditionRare{Authn: a}))
 		}
 	})
 }
@@ -156,7 +156,7 @@ func condJWT(b *builder, c *condCtx, n *parser.Node, u []unit) {
 	if a == nil {
 		return
 	}
-	cond := &Condition{Kind: CondJWT, Authn: a}
+	cond := newCond(Condition{Kind: CondJWT}, ConditionRare{Authn: a})
 	rest := u[1:]
 	if len(rest) == 0 {
 		*c.conds = append(*c.conds, cond)
@@ -180,7 +180,9 @@ func condJWT(b *builder, c *condCtx, n *parser.Node, u []unit) {
 		return
 	}
 	if cond.Pattern = b.compileOpts(pat[0].arg, o); cond.Pattern != nil {
-		cond.Tag = o.tag
+		if o.tag != "" {
+			cond.SetRare().Tag = o.tag
+		}
 		*c.conds = append(*c.conds, cond)
 	}
 }
@@ -190,7 +192,7 @@ func condJWT(b *builder, c *condCtx, n *parser.Node, u []unit) {
 func svcAuthenticate(b *builder, s *Service, _ *parser.Node, u []unit) {
 	for _, x := range u {
 		if a := b.authnRef(x.arg, ""); a != nil {
-			s.Authenticate = append(s.Authenticate, a)
+			s.SetRare().Authenticate = append(s.Rare().Authenticate, a)
 		}
 	}
 }

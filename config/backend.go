@@ -69,26 +69,26 @@ func initBackendTable() {
 		if msg != "" {
 			b.errorf(u[0].arg.Span, "%s", msg)
 		}
-		be.Cert = c
+		be.SetRare().Cert = c
 	})
 	t.add("ECDHCurve", "s", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		if b.curve(u[0].arg) {
-			be.ECDHCurve, be.HTTPS = u[0].arg.Text, true
+			be.SetRare().ECDHCurve, be.HTTPS = u[0].arg.Text, true
 		}
 	})
 	t.add("Ciphers", "[fsl]+", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		b.checkCiphers(u)
 		be.HTTPS = true
-		ciphers(u, &be.Ciphers, &be.CipherSuites)
+		ciphers(u, &be.SetRare().Ciphers, &be.SetRare().CipherSuites)
 	}).withFlags("ciphersuites=", "cipherlist=")
 	t.add("Disable", "[sl]", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		be.HTTPS = true
-		b.disable(u[0].arg, &be.Disable, &be.NoTLS13)
+		b.disable(u[0].arg, &be.SetRare().Disable, &be.SetRare().NoTLS13)
 	})
 	t.add("Disabled", "b", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		be.Disabled, ex(b, be).disabledSet = boolArg(u[0]), true
 	})
-	t.add("ServerName", "s", func(_ *builder, be *Backend, _ *parser.Node, u []unit) { be.ServerName = u[0].arg.Text })
+	t.add("ServerName", "s", func(_ *builder, be *Backend, _ *parser.Node, u []unit) { be.SetRare().ServerName = u[0].arg.Text })
 	t.add("HAport", "[ls]?n", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		h := &HAPort{}
 		if len(u) == 2 {
@@ -96,7 +96,7 @@ func initBackendTable() {
 		}
 		if p, ok := b.port(u[len(u)-1].arg, 1); ok {
 			h.Port = p
-			be.HAPort = h
+			be.SetRare().HAPort = h
 		}
 	})
 	t.add("Use", "s", func(_ *builder, be *Backend, _ *parser.Node, u []unit) { be.Name = u[0].arg.Text })
@@ -132,7 +132,7 @@ func backendNfMark(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		b.errorf(a.Span, "value out of range [0..%d]", uint64(maxUint))
 		return
 	}
-	be.NfMark = int(n)
+	be.SetRare().NfMark = int(n)
 }
 
 // newBackend is a regular backend with the dialect's defaults.
@@ -183,8 +183,8 @@ func (b *builder) backendAddress(be *Backend, n *parser.Node) {
 	case ex.portArg == nil:
 		be.Port = 80
 	}
-	if be.Unix || net.ParseIP(be.Address) != nil {
-		be.Resolve = "" // nothing to resolve: static, as in Pound
+	if be.Dynamic() && (be.Unix || net.ParseIP(be.Address) != nil) {
+		be.SetRare().Resolve = "" // nothing to resolve: static, as in Pound
 	}
 	switch {
 	case be.Dynamic():
@@ -192,7 +192,7 @@ func (b *builder) backendAddress(be *Backend, n *parser.Node) {
 	case !be.Unix && net.ParseIP(be.Address) == nil && !b.opts.NoDNS:
 		// A name that does not resolve yet (a container not started)
 		// is not fatal: the backend starts dead and its probe retries.
-		if err := lookupHost(be.Address, be.Family); err != nil {
+		if err := lookupHost(be.Address, be.Rare().Family); err != nil {
 			b.warnf(ex.addrArg.Span, "cannot resolve host name %s: %s; the backend stays dead until it resolves",
 				be.Address, dnsErrText(err))
 			be.Unresolved = true

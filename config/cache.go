@@ -126,10 +126,10 @@ func cachePurge(b *builder, s *Service, n *parser.Node, _ []unit) {
 }
 
 func serviceCache(s *Service) *Cache {
-	if s.Cache == nil {
-		s.Cache = &Cache{}
+	if s.Rare().Cache == nil {
+		s.SetRare().Cache = &Cache{}
 	}
-	return s.Cache
+	return s.Rare().Cache
 }
 
 func (b *builder) noteCache(s *Service, n *parser.Node) {
@@ -140,7 +140,7 @@ func (b *builder) noteCache(s *Service, n *parser.Node) {
 
 // finishCache checks a service's cache once its block is read.
 func (b *builder) finishCache(s *Service) {
-	c := s.Cache
+	c := s.Rare().Cache
 	if c == nil {
 		return
 	}
@@ -149,7 +149,7 @@ func (b *builder) finishCache(s *Service) {
 		if !ex.cache.seen { // else Cache's own error was given
 			b.errorf(ex.cache.tunedSpan, "cache settings without Cache SIZE")
 		}
-		s.Cache = nil
+		s.SetRare().Cache = nil
 		return
 	}
 	if c.MaxObject == 0 {

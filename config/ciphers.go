@@ -20,7 +20,7 @@ func init() {
 	beTable.add("VerifyList", "s", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		be.HTTPS = true
 		if fd := b.fileData(u[0].arg); fd != nil && b.checkPEMCerts(u[0].arg.Span, fd) {
-			be.VerifyList = fd
+			be.SetRare().VerifyList = fd
 		}
 	})
 }

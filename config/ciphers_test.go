@@ -42,8 +42,8 @@ func TestTLSValidation(t *testing.T) {
 			}
 			if strings.Contains(tt.backend, "VerifyList") && err == nil {
 				be := cfg.Listeners[0].Services[0].Backends[0]
-				if !be.HTTPS || be.VerifyList == nil {
-					t.Errorf("backend VerifyList: https %v, list %v", be.HTTPS, be.VerifyList)
+				if !be.HTTPS || be.Rare().VerifyList == nil {
+					t.Errorf("backend VerifyList: https %v, list %v", be.HTTPS, be.Rare().VerifyList)
 				}
 			}
 		})

@@ -47,7 +47,7 @@ func initCondTable() {
 		b.addCond(c, n, &Condition{Kind: CondHeader, Not: true}, u, patOpts{kind: MatchRegex, icase: true})
 	}).withFlags(patternFlags...).deprecated(useInstead("Not Header"))
 	t.add("StringMatch", "sf*s", func(b *builder, c *condCtx, n *parser.Node, u []unit) {
-		b.addCond(c, n, &Condition{Kind: CondStringMatch, Subject: u[0].arg.Text}, u[1:], patOpts{kind: MatchRegex, icase: c.icase})
+		b.addCond(c, n, newCond(Condition{Kind: CondStringMatch}, ConditionRare{Subject: u[0].arg.Text}), u[1:], patOpts{kind: MatchRegex, icase: c.icase})
 	}).withFlags(patternFlags...)
 	t.add("ACL", ".*", condACL).either()
 	t.add("Eval", "s", func(b *builder, c *condCtx, n *parser.Node, u []unit) {
@@ -66,7 +66,7 @@ func initCondTable() {
 	t.add("TBF", "s[nl]n", condTBF)
 	t.add("LuaMatch", "s+", func(b *builder, c *condCtx, n *parser.Node, u []unit) {
 		if call := b.luaCall(n, u); call != nil {
-			*c.conds = append(*c.conds, &Condition{Kind: CondLua, Lua: call})
+			*c.conds = append(*c.conds, newCond(Condition{Kind: CondLua}, ConditionRare{Lua: call}))
 		}
 	})
 	t.add("Match", "l?", condMatch).block()
@@ -96,7 +96,10 @@ func stampPos(fn func(*builder, *condCtx, *parser.Node, []unit)) func(*builder, 
 // flags override the directive's defaults def, and appends it to ctx.
 func (b *builder) addCond(ctx *condCtx, n *parser.Node, c *Condition, u []unit, def patOpts) {
 	o, rest := b.patternOpts(u, def.kind, def.icase)
-	c.Tag, c.Decode = o.tag, o.decode
+	c.Decode = o.decode
+	if o.tag != "" {
+		c.SetRare().Tag = o.tag
+	}
 	switch {
 	case o.file != nil && len(rest) > 0:
 		b.errorf(rest[0].arg.Span, "superfluous arguments")
@@ -142,8 +145,8 @@ func (b *builder) fileConds(a parser.Arg, proto *Condition, o patOpts) []*Condit
 		if p == nil {
 			return nil
 		}
-		out = append(out, &Condition{Kind: proto.Kind, Name: proto.Name, Tag: proto.Tag,
-			Decode: proto.Decode, Subject: proto.Subject, Pattern: p})
+		out = append(out, newCond(Condition{Kind: proto.Kind, Name: proto.Name, Decode: proto.Decode, Pattern: p},
+			ConditionRare{Tag: proto.Rare().Tag, Subject: proto.Rare().Subject}))
 	}
 	if len(out) == 0 {
 		b.errorf(a.Span, "%s: no patterns", path)

@@ -22,7 +22,7 @@ func initDynamicBackendTable(t table[*Backend]) {
 			b.errorf(u[0].arg.Span, "unsupported resolve mode")
 			return
 		}
-		be.Resolve = m
+		be.SetRare().Resolve = m
 	})
 	t.add("Family", "[sl]", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		f, ok := families[strings.ToLower(u[0].arg.Text)]
@@ -30,19 +30,19 @@ func initDynamicBackendTable(t table[*Backend]) {
 			b.errorf(u[0].arg.Span, "unsupported address family")
 			return
 		}
-		be.Family = f
+		be.SetRare().Family = f
 	})
 	t.add("IgnoreSRVWeight", "b", func(_ *builder, be *Backend, _ *parser.Node, u []unit) {
-		be.IgnoreSRVWeight = boolArg(u[0])
+		be.SetRare().IgnoreSRVWeight = boolArg(u[0])
 	})
 	t.add("OverrideTTL", "[nl]", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		if d, ok := b.durationArg(u[0].arg); ok {
-			be.OverrideTTL = d
+			be.SetRare().OverrideTTL = d
 		}
 	})
 	t.add("RetryInterval", "[nl]", func(b *builder, be *Backend, _ *parser.Node, u []unit) {
 		if d, ok := b.durationArg(u[0].arg); ok {
-			be.RetryInterval = d
+			be.SetRare().RetryInterval = d
 		}
 	})
 }
@@ -52,7 +52,7 @@ func (b *builder) dynamicBackend(be *Backend, n *parser.Node) {
 	switch {
 	case b.opts.NoDNS:
 		b.errorf(stmtSpan(n), "Dynamic backend creation is not available: disabled by -Wno-dns")
-	case be.Family == "unix":
-		b.errorf(stmtSpan(n), "Family unix cannot be used with Resolve %s", be.Resolve)
+	case be.Rare().Family == "unix":
+		b.errorf(stmtSpan(n), "Family unix cannot be used with Resolve %s", be.Rare().Resolve)
 	}
 }

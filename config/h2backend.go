@@ -29,14 +29,14 @@ type GRPCHealth struct {
 
 func addHTTP2BackendDirectives(t table[*Backend]) {
 	t.add("Protocol", "[sl]", func(b *builder, be *Backend, n *parser.Node, u []unit) {
-		be.ProtocolPos = Locus(stmtSpan(n))
+		be.SetRare().ProtocolPos = Locus(stmtSpan(n))
 		switch strings.ToLower(u[0].arg.Text) {
 		case "h2", "http/2":
-			be.Protocol = ProtocolH2
+			be.SetRare().Protocol = ProtocolH2
 		case "http/1.1", "http1", "http/1":
-			be.Protocol = ProtocolHTTP1
+			be.SetRare().Protocol = ProtocolHTTP1
 		case "auto":
-			be.Protocol = ProtocolAuto
+			be.SetRare().Protocol = ProtocolAuto
 		default:
 			b.errorf(u[0].arg.Span, "unknown backend protocol %q: use h2, http/1.1 or auto", u[0].arg.Text)
 		}
@@ -46,7 +46,7 @@ func addHTTP2BackendDirectives(t table[*Backend]) {
 		if len(u) == 1 {
 			h.Service = u[0].arg.Text
 		}
-		be.GRPCHealth = h
+		be.SetRare().GRPCHealth = h
 	})
 }
 
@@ -63,22 +63,22 @@ func addH2CDirective(t table[*Listener]) {
 // its backend is picked).
 func (b *builder) checkHTTP2Backends(s *Service) {
 	var first *Backend
-	for _, list := range [][]*Backend{s.Backends, s.Emergency} {
+	for _, list := range [][]*Backend{s.Backends, s.Rare().Emergency} {
 		for _, be := range list {
 			if be.Kind != BackendRegular {
 				continue
 			}
-			if be.GRPCHealth != nil && be.Protocol != ProtocolH2 {
-				b.errorf(parser.Span(be.GRPCHealth.Pos), "GrpcHealthCheck needs an HTTP/2 backend (Protocol h2)")
+			if be.Rare().GRPCHealth != nil && be.Rare().Protocol != ProtocolH2 {
+				b.errorf(parser.Span(be.Rare().GRPCHealth.Pos), "GrpcHealthCheck needs an HTTP/2 backend (Protocol h2)")
 			}
-			if be.Protocol == ProtocolAuto && !be.HTTPS {
-				b.errorf(parser.Span(be.ProtocolPos), "Protocol auto needs an HTTPS backend: the protocol is chosen by ALPN, in the TLS handshake")
+			if be.Rare().Protocol == ProtocolAuto && !be.HTTPS {
+				b.errorf(parser.Span(be.Rare().ProtocolPos), "Protocol auto needs an HTTPS backend: the protocol is chosen by ALPN, in the TLS handshake")
 			}
 			if first == nil {
 				first = be
 				continue
 			}
-			if be.Protocol != first.Protocol {
+			if be.Rare().Protocol != first.Rare().Protocol {
 				b.errorf(parser.Span(be.Pos), "service mixes backend protocols (Protocol h2, auto, http/1.1)")
 				b.followf(parser.Span(first.Pos), "the service's first backend is here")
 				return

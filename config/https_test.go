@@ -90,8 +90,8 @@ func TestBackendDisableByDialect(t *testing.T) {
 				t.Fatalf("load failed: %v", err)
 			}
 			be := cfg.Listeners[0].Services[0].Backends[0]
-			if !be.HTTPS || be.NoTLS13 != tt.wantNo13 || be.Disable != "" {
-				t.Errorf("HTTPS %v, Disable %q, NoTLS13 %v", be.HTTPS, be.Disable, be.NoTLS13)
+			if !be.HTTPS || be.Rare().NoTLS13 != tt.wantNo13 || be.Rare().Disable != "" {
+				t.Errorf("HTTPS %v, Disable %q, NoTLS13 %v", be.HTTPS, be.Rare().Disable, be.Rare().NoTLS13)
 			}
 		})
 	}

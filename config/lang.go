@@ -68,11 +68,11 @@ func logSuppress(b *builder, s *Service, _ *parser.Node, u []unit) {
 		t := strings.ToLower(v.arg.Text)
 		switch c, ok := logClasses[t]; {
 		case t == "all":
-			s.LogSuppress = []int{1, 2, 3, 4, 5}
+			s.SetRare().LogSuppress = []int{1, 2, 3, 4, 5}
 		case ok:
-			s.LogSuppress = append(s.LogSuppress, c)
+			s.SetRare().LogSuppress = append(s.Rare().LogSuppress, c)
 		case len(t) == 1 && t[0] >= '1' && t[0] <= '5':
-			s.LogSuppress = append(s.LogSuppress, int(t[0]-'0'))
+			s.SetRare().LogSuppress = append(s.Rare().LogSuppress, int(t[0]-'0'))
 		default:
 			b.errorf(v.arg.Span, "unknown response class")
 		}
@@ -158,20 +158,20 @@ func initLangListener(t table[*Listener]) {
 }
 
 func initLangService(t table[*Service]) {
-	sr := func(_ *builder, s *Service) *Rewrites { return &s.Rewrites }
+	sr := func(_ *builder, s *Service) *Rewrites { return &s.SetRare().Rewrites }
 	t.add("Rewrite", "l?", rewriteDirective(sr, func(b *builder, s *Service) bool { return b.svcs[s].cond.icase })).block()
 	t.add("RewriteErrors", "b", func(_ *builder, s *Service, _ *parser.Node, u []unit) {
 		v := boolArg(u[0])
-		s.RewriteErrors = &v
+		s.SetRare().RewriteErrors = &v
 	})
 	t.add("FallThrough", "b?", func(_ *builder, s *Service, _ *parser.Node, u []unit) {
 		s.FallThrough = len(u) == 0 || boolArg(u[0])
 	})
 	t.add("LogSuppress", "[sln]+", logSuppress)
-	t.add("Constant", "sf*s?", constantDirective(func(s *Service) *map[string]string { return &s.Constants })).
+	t.add("Constant", "sf*s?", constantDirective(func(s *Service) *map[string]string { return &s.SetRare().Constants })).
 		withFlags("file=", "filewatch=", "trim")
-	t.add("TrustedIP", ".*", func(b *builder, s *Service, n *parser.Node, _ []unit) { s.TrustedIP = b.trustedIP(n) }).either()
-	t.add("ForwardedHeader", "s", func(_ *builder, s *Service, _ *parser.Node, u []unit) { s.ForwardedHeader = u[0].arg.Text })
+	t.add("TrustedIP", ".*", func(b *builder, s *Service, n *parser.Node, _ []unit) { s.SetRare().TrustedIP = b.trustedIP(n) }).either()
+	t.add("ForwardedHeader", "s", func(_ *builder, s *Service, _ *parser.Node, u []unit) { s.SetRare().ForwardedHeader = u[0].arg.Text })
 }
 
 // firstRequestCond finds the first statement among nodes (inside Match

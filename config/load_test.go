@@ -94,8 +94,8 @@ HeaderOption no-ssl
 		{name: "listener client", got: l.Client.D(), want: 7 * time.Second},
 		{name: "backend timeout", got: s.Backends[0].TimeOut.D(), want: 40 * time.Second},
 		{name: "backend own connto", got: s.Backends[0].ConnTO.D(), want: 3 * time.Second},
-		{name: "emergency timeout", got: s.Emergency[0].TimeOut.D(), want: 120 * time.Second},
-		{name: "emergency flag", got: s.Emergency[0].Emergency, want: true},
+		{name: "emergency timeout", got: s.Rare().Emergency[0].TimeOut.D(), want: 120 * time.Second},
+		{name: "emergency flag", got: s.Rare().Emergency[0].Emergency, want: true},
 		{name: "balancer", got: s.Balancer, want: "iwrr"},
 		{name: "header option", got: l.HeaderOption, want: []string{"forwarded"}},
 	}

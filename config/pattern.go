@@ -4,7 +4,6 @@ import (
 	"errors"
 	"regexp"
 	"regexp/syntax"
-	"sync"
 	"time"
 
 	"github.com/dlclark/regexp2"
@@ -127,7 +126,6 @@ func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, erro
 		// compiles when first needed (a regexp is ~2 kB, and 10,000 URL
 		// services each have one). literalSet parsed expr as Compile
 		// would, so it cannot fail then.
-		p.lazy = &lazyRegexp{expr: expr}
 		for _, l := range p.lits {
 			p.foldKS = p.foldKS || l.foldKS
 		}
@@ -145,23 +143,22 @@ func newPattern(kind PatternKind, text string, icase, pcre bool) (*Pattern, erro
 	return p, nil
 }
 
-// lazyRegexp is a regex compiled on first use.
-type lazyRegexp struct {
-	once sync.Once
-	expr string
-	re   *regexp.Regexp
-}
-
 // Regexp is the compiled Go regex of a regex pattern (nil for PCRE and
 // plain kinds), compiling it on first use for one that reduces to
-// literals.
+// literals. Two first uses at once may both compile; one result stays.
 func (p *Pattern) Regexp() *regexp.Regexp {
-	if p.Re != nil || p.lazy == nil {
+	if p.Re != nil || p.lits == nil {
 		return p.Re
 	}
-	l := p.lazy
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
+	if re := p.lazy.Load(); re != nil {
+		return re
+	}
+	expr := p.Text
+	if p.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	p.lazy.CompareAndSwap(nil, regexp.MustCompile(expr))
+	return p.lazy.Load()
 }
 
 // MatchString reports whether s matches. It does not allocate (except

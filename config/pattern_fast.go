@@ -204,7 +204,7 @@ func (p *Pattern) setAnchor() {
 		best = 0
 	}
 	c := p.Text[best]
-	p.anchorOK, p.anchorExact, p.anchorAt, p.anchorLo, p.anchorUp = true, exact, best, c, c
+	p.anchorOK, p.anchorExact, p.anchorAt, p.anchorLo, p.anchorUp = true, exact, int32(best), c, c
 	if l := fold(c); p.IgnoreCase && l >= 'a' && l <= 'z' {
 		p.anchorLo, p.anchorUp = l, l-'a'+'A'
 	}
@@ -232,14 +232,14 @@ func matchBytes(p *Pattern, s []byte) bool {
 	if p.Kind != MatchContain || !p.anchorOK {
 		return plainMatch(p, s)
 	}
-	t := p.Text
+	t, anchorAt := p.Text, int(p.anchorAt)
 	last := len(s) - len(t) // the last offset a match can start at
-	for from := p.anchorAt; from-p.anchorAt <= last; {
-		j := indexEither(s[from:last+p.anchorAt+1], p.anchorLo, p.anchorUp)
+	for from := anchorAt; from-anchorAt <= last; {
+		j := indexEither(s[from:last+anchorAt+1], p.anchorLo, p.anchorUp)
 		if j < 0 {
 			return false
 		}
-		at := from + j - p.anchorAt
+		at := from + j - anchorAt
 		if eqAt(s, at, t, p.IgnoreCase) {
 			return true
 		}
@@ -299,12 +299,13 @@ func matchLit(l *Pattern, s []byte) (ok, unsure bool) {
 // whose anchor has no k or s before it: where the anchor byte is found,
 // the match would start anchorAt bytes before.
 func containFoldKS(l *Pattern, s []byte) bool {
-	for from := l.anchorAt; from < len(s); {
+	anchorAt := int(l.anchorAt)
+	for from := anchorAt; from < len(s); {
 		j := indexEither(s[from:], l.anchorLo, l.anchorUp)
 		if j < 0 {
 			return false
 		}
-		if _, ok := eqFoldKS(s[from+j-l.anchorAt:], l.Text, true); ok {
+		if _, ok := eqFoldKS(s[from+j-anchorAt:], l.Text, true); ok {
 			return true
 		}
 		from += j + 1

@@ -50,18 +50,18 @@ func initServiceTable() {
 	addServiceBackends(t)
 	t.add("Session", "", serviceSession).block()
 	addServiceBalancing(t)
-	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.Headers }, func(s *Service) *Rewrites { return &s.Rewrites })
+	addHeaderDirectives(t, func(s *Service) *HeaderRules { return &s.SetRare().Headers }, func(s *Service) *Rewrites { return &s.SetRare().Rewrites })
 	initLangService(t)
 	addCacheDirectives(t)
 	t.add("RewriteUrl", "ssl?", serviceRewriteURL)
 	t.add("RewriteLocation", "nn?", func(b *builder, s *Service, _ *parser.Node, u []unit) {
 		if v, _, ok := b.rewriteLocation(u); ok {
-			s.RewriteLoc = &v
+			s.SetRare().RewriteLoc = &v
 		}
 	})
 	t.add("StrictTransportSecurity", "n", func(b *builder, s *Service, _ *parser.Node, u []unit) {
 		if n, ok := b.intArg(u[0].arg, 0, maxInt); ok {
-			s.STS = int(n)
+			s.SetRare().STS = int(n)
 		}
 	})
 }
@@ -72,7 +72,7 @@ func addServiceBackends(t table[*Service]) {
 	t.add("Backend", "s?", serviceBackend).block()
 	t.add("Emergency", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		if be := b.backend(n, true); be != nil {
-			s.Emergency = append(s.Emergency, be)
+			s.SetRare().Emergency = append(s.Rare().Emergency, be)
 		}
 	}).block()
 	t.add("UseBackend", "s", func(b *builder, s *Service, n *parser.Node, u []unit) {
@@ -85,13 +85,13 @@ func addServiceBackends(t table[*Service]) {
 	t.add("LuaBackend", "s+", func(b *builder, s *Service, n *parser.Node, u []unit) {
 		if c := b.luaCall(n, u); c != nil {
 			be := specialBackend(n, BackendLua)
-			be.Lua = c
+			be.SetRare().Lua = c
 			s.Backends = append(s.Backends, be)
 		}
 	})
 	t.add("ContentCapture", "[nl]", func(b *builder, s *Service, _ *parser.Node, u []unit) {
 		if n, ok := b.sizeArg(u[0].arg, 1<<30); ok {
-			s.ContentCapture = n
+			s.SetRare().ContentCapture = n
 		}
 	})
 	t.add("Metrics", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
@@ -211,7 +211,9 @@ func serviceRedirect(b *builder, s *Service, n *parser.Node, u []unit) {
 		// zproxy sends the URL as written.
 		r.URL = strings.TrimSuffix(url, "/")
 	}
-	s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendRedirect, Priority: 1, Weight: 1, Redirect: r})
+	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendRedirect, Priority: 1, Weight: 1}
+	be.SetRare().Redirect = r
+	s.Backends = append(s.Backends, be)
 }
 
 // serviceError is Pound 4's Error STATUS ["file"] backend.
@@ -224,9 +226,10 @@ func serviceError(b *builder, s *Service, n *parser.Node, u []unit) {
 		b.errorf(u[0].arg.Span, "unsupported status code")
 		return
 	}
-	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendError, Priority: 1, Weight: 1, Status: int(st)}
+	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendError, Priority: 1, Weight: 1}
+	be.SetRare().Status = int(st)
 	if len(u) > 1 {
-		if be.Page, ok = b.errorPage(u[1].arg); !ok {
+		if be.SetRare().Page, ok = b.errorPage(u[1].arg); !ok {
 			return
 		}
 	}
@@ -243,6 +246,6 @@ func serviceRewriteURL(b *builder, s *Service, _ *parser.Node, u []unit) {
 		r.Last = true
 	}
 	if r.Pattern = b.compile(u[0].arg, MatchRegex, false); r.Pattern != nil {
-		s.RewriteURL = append(s.RewriteURL, r)
+		s.SetRare().RewriteURL = append(s.Rare().RewriteURL, r)
 	}
 }

@@ -20,7 +20,7 @@ func serviceSendFile(b *builder, s *Service, n *parser.Node, u []unit) {
 		return
 	}
 	be := specialBackend(n, BackendFile)
-	be.Dir = dir
+	be.SetRare().Dir = dir
 	s.Backends = append(s.Backends, be)
 }
 
@@ -37,7 +37,7 @@ func listenerACME(b *builder, l *Listener, n *parser.Node, u []unit) {
 		panic("config: the ACME pattern does not compile: " + err.Error())
 	}
 	be := specialBackend(n, BackendACME)
-	be.Dir = dir
+	be.SetRare().Dir = dir
 	s := &Service{
 		Pos:        Locus(stmtSpan(n)),
 		Conditions: []*Condition{{Kind: CondURL, Pattern: pat}},

@@ -61,7 +61,7 @@ func (b *builder) tunnelBackend(l *Listener, n *parser.Node, emergency bool) {
 	b.backendAddress(be, n)
 	svc := l.Services[0]
 	if emergency {
-		svc.Emergency = append(svc.Emergency, be)
+		svc.SetRare().Emergency = append(svc.Rare().Emergency, be)
 	} else {
 		svc.Backends = append(svc.Backends, be)
 	}

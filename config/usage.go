@@ -14,8 +14,8 @@ type Limits struct {
 func ServiceLimits(s *Service, detached []*Detached) Limits {
 	u := limitsWalk{detached: detached}
 	u.conds(s.Conditions)
-	u.rules(s.Rewrites.Request)
-	u.rules(s.Rewrites.Response)
+	u.rules(s.Rare().Rewrites.Request)
+	u.rules(s.Rare().Rewrites.Response)
 	return u.out
 }
 
@@ -64,12 +64,12 @@ func (u *limitsWalk) rules(rs []*Rule) {
 func (u *limitsWalk) conds(cs []*Condition) {
 	for _, c := range cs {
 		switch {
-		case c.TBF != nil && u.first(c.TBF):
-			u.out.TBFs = append(u.out.TBFs, c.TBF)
-		case c.Kind == CondACL && c.ACL != nil && u.first(c.ACL):
-			u.out.ACLs = append(u.out.ACLs, c.ACL)
-		case c.Auth != nil && u.first(c.Auth):
-			u.out.Files = append(u.out.Files, c.Auth)
+		case c.Rare().TBF != nil && u.first(c.Rare().TBF):
+			u.out.TBFs = append(u.out.TBFs, c.Rare().TBF)
+		case c.Kind == CondACL && c.Rare().ACL != nil && u.first(c.Rare().ACL):
+			u.out.ACLs = append(u.out.ACLs, c.Rare().ACL)
+		case c.Rare().Auth != nil && u.first(c.Rare().Auth):
+			u.out.Files = append(u.out.Files, c.Rare().Auth)
 		case c.Kind == CondEval:
 			for _, d := range u.detached {
 				if d.Name == c.Name && u.first(d) {

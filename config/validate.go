@@ -112,11 +112,11 @@ func (b *builder) finishService(s *Service) {
 	for _, be := range s.Backends {
 		b.inheritTimeouts(be, false)
 	}
-	for _, be := range s.Emergency {
+	for _, be := range s.Rare().Emergency {
 		b.inheritTimeouts(be, true)
 	}
 	b.checkDuplicates(s.Backends)
-	b.checkDuplicates(s.Emergency)
+	b.checkDuplicates(s.Rare().Emergency)
 	b.checkBackendMix(s)
 	b.checkHTTP2Backends(s)
 }
@@ -156,7 +156,7 @@ func (b *builder) checkDuplicates(list []*Backend) {
 // with others; redirects mixed with backends only warn.
 func (b *builder) checkBackendMix(s *Service) {
 	span := parser.Span(s.Pos)
-	if len(s.Backends)+len(s.Emergency) == 0 {
+	if len(s.Backends)+len(s.Rare().Emergency) == 0 {
 		// zproxy answers 503 "no backend" and its tests rely on such
 		// services, so only Pound's dialect warns; after an error the
 		// backend may simply have been rejected, so stay quiet then.
@@ -205,7 +205,7 @@ func (b *builder) zproxyPriorities(s *Service) {
 	if s.RoutingPolicy == "" || b.cfg.Dialect == DialectZproxy {
 		return
 	}
-	for _, list := range [][]*Backend{s.Backends, s.Emergency} {
+	for _, list := range [][]*Backend{s.Backends, s.Rare().Emergency} {
 		for _, be := range list {
 			if be.Kind != BackendRegular {
 				continue

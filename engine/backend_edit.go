@@ -304,7 +304,7 @@ func locateBackend(cfg *config.Config, key string) (backendSlot, bool) {
 		for _, list := range []struct {
 			bs        []*config.Backend
 			emergency bool
-		}{{s.Backends, false}, {s.Emergency, true}} {
+		}{{s.Backends, false}, {s.Rare().Emergency, true}} {
 			for i, cb := range list.bs {
 				if cb.Kind == config.BackendRegular && entryKey(scope, si, s, cb, seen) == key {
 					return backendSlot{listener: li, service: si, emergency: list.emergency, index: i}, true
@@ -351,7 +351,7 @@ func editService(base *config.Config, at backendSlot, fn func(s *config.Service)
 // slotList is the backend list of s that at points into.
 func slotList(s *config.Service, at backendSlot) *[]*config.Backend {
 	if at.emergency {
-		return &s.Emergency
+		return &s.SetRare().Emergency
 	}
 	return &s.Backends
 }

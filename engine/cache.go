@@ -17,15 +17,15 @@ import (
 // the service (by position and name) had one configured alike, so a
 // reload keeps what is stored; a new one otherwise.
 func serviceCache(old *service.Service, s *config.Service) (*cache.Cache, error) {
-	if s.Cache == nil {
+	if s.Rare().Cache == nil {
 		return nil, nil
 	}
-	if old != nil && old.Cache != nil && old.Cfg.Cache != nil && sameCache(old.Cfg.Cache, s.Cache) {
+	if old != nil && old.Cache != nil && old.Cfg.Rare().Cache != nil && sameCache(old.Cfg.Rare().Cache, s.Rare().Cache) {
 		return old.Cache, nil
 	}
-	c, err := cache.New(CacheConfig(s.Cache))
+	c, err := cache.New(CacheConfig(s.Rare().Cache))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Cache.Pos, err)
+		return nil, fmt.Errorf("%s: %w", s.Rare().Cache.Pos, err)
 	}
 	return c, nil
 }
@@ -47,7 +47,7 @@ func CacheConfig(c *config.Cache) cache.Config {
 // PURGE method (CachePurge): the listener's parser then knows it.
 func takesPurge(services []*service.Service) bool {
 	for _, s := range services {
-		if s.Cfg != nil && s.Cfg.Cache != nil && s.Cfg.Cache.Purge != nil {
+		if s.Cfg != nil && s.Cfg.Rare().Cache != nil && s.Cfg.Rare().Cache.Purge != nil {
 			return true
 		}
 	}

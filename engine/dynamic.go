@@ -152,7 +152,7 @@ func (d *dynamic) sync(ms map[string]*config.Backend) {
 			m.cb = cb
 			continue
 		}
-		m := &matrix{cb: cb, retry: time.Duration(cb.RetryInterval)}
+		m := &matrix{cb: cb, retry: time.Duration(cb.Rare().RetryInterval)}
 		d.matrices[k] = m
 		d.launchLocked(m)
 	}

@@ -26,8 +26,8 @@ func family(f string) resolver.Family {
 // ttl is how long an answer is used: OverrideTTL when set, never below
 // minTTL.
 func ttl(got time.Duration, cb *config.Backend) time.Duration {
-	if cb.OverrideTTL > 0 {
-		got = time.Duration(cb.OverrideTTL)
+	if cb.Rare().OverrideTTL > 0 {
+		got = time.Duration(cb.Rare().OverrideTTL)
 	}
 	return max(got, minTTL)
 }
@@ -54,7 +54,7 @@ func (d *dynamic) current() *resolver.Resolver {
 func (d *dynamic) lookupAddrs(ctx context.Context, m *matrix, name string) (addrs []netip.Addr, wait time.Duration, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
-	ans, err := d.current().LookupAddrs(ctx, name, family(m.cb.Family))
+	ans, err := d.current().LookupAddrs(ctx, name, family(m.cb.Rare().Family))
 	switch {
 	case err == nil:
 		return ans.Addrs, ttl(ans.TTL, m.cb), true
@@ -69,11 +69,11 @@ func (d *dynamic) lookupAddrs(ctx context.Context, m *matrix, name string) (addr
 
 // refresh looks m up once and returns when to do it again.
 func (d *dynamic) refresh(ctx context.Context, m *matrix) time.Duration {
-	if m.cb.Resolve == config.ResolveSRV {
+	if m.cb.Rare().Resolve == config.ResolveSRV {
 		return d.refreshSRV(ctx, m)
 	}
 	addrs, wait, ok := d.lookupAddrs(ctx, m, m.cb.Address)
-	if m.cb.Resolve == config.ResolveFirst && len(addrs) > 1 {
+	if m.cb.Rare().Resolve == config.ResolveFirst && len(addrs) > 1 {
 		addrs = addrs[:1]
 	}
 	d.mu.Lock()

@@ -62,15 +62,15 @@ func TestChildConfig(t *testing.T) {
 		child  child
 		prio   int
 	}{
-		{name: "address record keeps the matrix priority", matrix: config.Backend{Priority: 7, Resolve: config.ResolveAll},
+		{name: "address record keeps the matrix priority", matrix: matrixOf(7, config.ResolveAll),
 			child: child{addr: addr}, prio: 7},
-		{name: "SRV weight is the priority", matrix: config.Backend{Priority: 7, Resolve: config.ResolveSRV},
+		{name: "SRV weight is the priority", matrix: matrixOf(7, config.ResolveSRV),
 			child: child{addr: addr, srv: true, weight: 40, maxWeight: 70}, prio: 40},
-		{name: "SRV weight 0 beside others stays 0", matrix: config.Backend{Priority: 7, Resolve: config.ResolveSRV},
+		{name: "SRV weight 0 beside others stays 0", matrix: matrixOf(7, config.ResolveSRV),
 			child: child{addr: addr, srv: true, weight: 0, maxWeight: 70}, prio: 0},
-		{name: "all SRV weights 0 make 1", matrix: config.Backend{Priority: 7, Resolve: config.ResolveSRV},
+		{name: "all SRV weights 0 make 1", matrix: matrixOf(7, config.ResolveSRV),
 			child: child{addr: addr, srv: true, maxWeight: 0}, prio: 1},
-		{name: "IgnoreSRVWeight keeps the matrix priority", matrix: config.Backend{Priority: 7, Resolve: config.ResolveSRV, IgnoreSRVWeight: true},
+		{name: "IgnoreSRVWeight keeps the matrix priority", matrix: ignoringSRVWeight(matrixOf(7, config.ResolveSRV)),
 			child: child{addr: addr, srv: true, weight: 40, maxWeight: 70}, prio: 7},
 	}
 	for _, tc := range tests {
@@ -92,7 +92,8 @@ func TestChildConfig(t *testing.T) {
 // matrices made, groups in increasing order, and points children at
 // their matrix.
 func TestLayout(t *testing.T) {
-	srv := &config.Backend{Kind: config.BackendRegular, Address: "_web._tcp.example.org", Port: 80, Priority: 5, Resolve: config.ResolveSRV}
+	srv := &config.Backend{Kind: config.BackendRegular, Address: "_web._tcp.example.org", Port: 80, Priority: 5}
+	srv.SetRare().Resolve = config.ResolveSRV
 	static := &config.Backend{Kind: config.BackendRegular, Address: "192.0.2.1", Port: 80, Priority: 5}
 	svc := &config.Service{Backends: []*config.Backend{srv, static}}
 	d := newDynamic(quietLog(), nil)
@@ -119,4 +120,17 @@ func TestLayout(t *testing.T) {
 	if len(bes) != 4 || b.next.matrices[key] != srv {
 		t.Errorf("%d backends, matrices %v", len(bes), b.next.matrices)
 	}
+}
+
+// matrixOf is a dynamic backend of priority prio resolved with mode.
+func matrixOf(prio int, mode string) config.Backend {
+	m := config.Backend{Priority: prio}
+	m.SetRare().Resolve = mode
+	return m
+}
+
+// ignoringSRVWeight is m with IgnoreSRVWeight set.
+func ignoringSRVWeight(m config.Backend) config.Backend {
+	m.SetRare().IgnoreSRVWeight = true
+	return m
 }

@@ -29,25 +29,24 @@ const (
 // the backend's address and where the file defines it, and the dead and
 // resurrected ones go to the timeline too. The logrus entry is put
 // together when a message is written, which is rare: kept ready for each
-// backend it cost ~480 bytes, 9 MB at 20,000 backends (issue 36).
+// backend it cost ~480 bytes, 9 MB at 20,000 backends (issue 36). The
+// logger and the timeline are the service's (src), not a copy each.
 type backendLog struct {
-	base   logrus.FieldLogger // nil: the logrus standard logger, no fields
-	src    *serviceSource     // the service's, shared
-	addr   string             // the address dialled, as the timeline names it
-	file   string             // where the backend is defined ("" = unknown)
-	line   int
-	events *adminapi.Events // nil: no timeline
+	src  *serviceSource // the service's, shared
+	addr string         // the address dialled, as the timeline names it
+	file string         // where the backend is defined ("" = unknown)
+	line int
 }
 
 // newBackendLog is the logger of a backend dialled at addr and defined
 // at pos, for a service whose messages carry src.
-func newBackendLog(base logrus.FieldLogger, events *adminapi.Events, src *serviceSource, addr string, pos config.Locus) backendLog {
+func newBackendLog(src *serviceSource, addr string, pos config.Locus) backendLog {
 	s := parser.Span(pos)
-	return backendLog{base: base, src: src, addr: addr, file: s.Start.File, line: s.Start.Line, events: events}
+	return backendLog{src: src, addr: addr, file: s.Start.File, line: s.Start.Line}
 }
 
 func (l backendLog) entry() logrus.FieldLogger {
-	if l.base == nil { // tests that build graphs alone
+	if l.src.base == nil { // tests that build graphs alone
 		return logrus.StandardLogger()
 	}
 	where := ""
@@ -56,23 +55,23 @@ func (l backendLog) entry() logrus.FieldLogger {
 	}
 	f := l.src.fields()
 	f[msglog.Backend], f[msglog.Config] = l.addr, where
-	return l.base.WithFields(f)
+	return l.src.base.WithFields(f)
 }
 
 func (l backendLog) Warnf(format string, args ...any) {
-	if l.events != nil && format == deadFormat && len(args) == 2 {
+	if events := l.src.events; events != nil && format == deadFormat && len(args) == 2 {
 		reason, ok := args[1].(string)
 		if !ok {
 			reason = "unknown reason"
 		}
-		l.events.Add(adminapi.Event{Kind: adminapi.EventDown, Object: "backend " + l.addr, Detail: reason})
+		events.Add(adminapi.Event{Kind: adminapi.EventDown, Object: "backend " + l.addr, Detail: reason})
 	}
 	l.entry().Warnf(format, args...)
 }
 
 func (l backendLog) Infof(format string, args ...any) {
-	if l.events != nil && format == resurrectedFormat {
-		l.events.Add(adminapi.Event{Kind: adminapi.EventUp, Object: "backend " + l.addr})
+	if events := l.src.events; events != nil && format == resurrectedFormat {
+		events.Add(adminapi.Event{Kind: adminapi.EventUp, Object: "backend " + l.addr})
 	}
 	l.entry().Infof(format, args...)
 }

@@ -15,8 +15,8 @@ const emergencyGroup = 65535
 // matrixKey identifies a matrix across rebuilds and reloads: the same
 // service and the same lookup keep what the DNS said.
 func matrixKey(scope string, svcIdx int, svc *config.Service, cb *config.Backend) string {
-	return backendKey(scope, svcIdx, svc, cb) + "|" + cb.Resolve + "|" + cb.Family +
-		"|" + strconv.FormatInt(int64(cb.OverrideTTL), 10) + "|" + strconv.FormatInt(int64(cb.RetryInterval), 10)
+	return backendKey(scope, svcIdx, svc, cb) + "|" + cb.Rare().Resolve + "|" + cb.Rare().Family +
+		"|" + strconv.FormatInt(int64(cb.Rare().OverrideTTL), 10) + "|" + strconv.FormatInt(int64(cb.Rare().RetryInterval), 10)
 }
 
 // entryKey is the identity of a configured regular backend, its key in
@@ -78,7 +78,7 @@ func (b *builder) layout(scope string, idx int, s *config.Service) ([]service.En
 	for _, cb := range s.Backends {
 		add(cb, 0)
 	}
-	for _, cb := range s.Emergency {
+	for _, cb := range s.Rare().Emergency {
 		add(cb, emergencyGroup)
 	}
 	return flatten(tiers)
@@ -118,9 +118,9 @@ func flatten(tiers map[int]*tier) ([]service.Entry, []*backend.Backend) {
 func childConfig(m *config.Backend, c child) *config.Backend {
 	cb := *m
 	cb.Address, cb.Port = c.addr.Addr().String(), int(c.addr.Port())
-	cb.Resolve, cb.Unresolved = "", false
+	cb.SetRare().Resolve, cb.Unresolved = "", false
 	switch {
-	case !c.srv || m.IgnoreSRVWeight:
+	case !c.srv || m.Rare().IgnoreSRVWeight:
 	case c.maxWeight == 0:
 		cb.Priority = 1
 	default:

@@ -146,7 +146,7 @@ func (e *Engine) changeFields(c adminapi.Change) logrus.Fields {
 // service, scope "g"; scope "lN" is listener N) for the messages of its
 // backends; an unnamed service is left out rather than numbered.
 func (b *builder) serviceSource(scope string, s *config.Service) *serviceSource {
-	src := &serviceSource{service: s.Name}
+	src := &serviceSource{service: s.Name, base: b.log, events: b.opts.events}
 	if i, err := strconv.Atoi(strings.TrimPrefix(scope, "l")); err == nil && i >= 0 && i < len(b.cfg.Listeners) {
 		src.listener, src.inListener = listenerName(b.cfg.Listeners[i]), true
 	}
@@ -160,6 +160,10 @@ type serviceSource struct {
 	service    string // "" = unnamed, left out
 	listener   string
 	inListener bool // false: a global service, no listener field
+	// base is the logger the messages go to (nil: the logrus standard
+	// logger, no fields), events the timeline (nil: none).
+	base   logrus.FieldLogger
+	events *adminapi.Events
 }
 
 func (s *serviceSource) fields() logrus.Fields {

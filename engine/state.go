@@ -200,8 +200,8 @@ func (e *Engine) serviceView(s *service.Service, now time.Time, sessions bool, b
 		sv := specialView(sp)
 		sv.Answered = s.SpecialRequests()
 		v.Backends = append(v.Backends, sv)
-		if sp.Kind == config.BackendRedirect && sp.Redirect != nil {
-			v.RedirectCode = sp.Redirect.Code
+		if sp.Kind == config.BackendRedirect && sp.Rare().Redirect != nil {
+			v.RedirectCode = sp.Rare().Redirect.Code
 		}
 	}
 	if v.Backends == nil {
@@ -252,8 +252,8 @@ func (e *Engine) matrixView(en service.Entry) adminapi.Backend {
 	st := e.dyn.view(en.Key)
 	v := adminapi.Backend{
 		Kind: adminapi.KindMatrix, Emergency: m.Emergency, Enabled: !st.disabled,
-		Priority: m.Priority, Hostname: m.Address, ResolveMode: m.Resolve, Family: poundFamily[m.Family],
-		ServerName: m.ServerName, Expire: st.expire, ResponseTime: -1, ConnectTime: -1,
+		Priority: m.Priority, Hostname: m.Address, ResolveMode: m.Rare().Resolve, Family: poundFamily[m.Rare().Family],
+		ServerName: m.Rare().ServerName, Expire: st.expire, ResponseTime: -1, ConnectTime: -1,
 		Port: m.Port, HTTPS: m.HTTPS,
 	}
 	return v
@@ -287,13 +287,13 @@ func specialView(b *config.Backend) adminapi.Backend {
 	switch b.Kind {
 	case config.BackendRedirect:
 		v.Kind = adminapi.KindRedirect
-		if b.Redirect != nil {
-			v.RedirectURL, v.RedirectCode, v.HasURI = b.Redirect.URL, b.Redirect.Code, b.Redirect.HasURI
+		if b.Rare().Redirect != nil {
+			v.RedirectURL, v.RedirectCode, v.HasURI = b.Rare().Redirect.URL, b.Rare().Redirect.Code, b.Rare().Redirect.HasURI
 		}
 	case config.BackendError:
-		v.Kind, v.ErrorStatus = adminapi.KindError, b.Status
-		if b.Page != nil {
-			v.ErrorText = string(proxy.ErrorPageBody(b.Page.Body))
+		v.Kind, v.ErrorStatus = adminapi.KindError, b.Rare().Status
+		if b.Rare().Page != nil {
+			v.ErrorText = string(proxy.ErrorPageBody(b.Rare().Page.Body))
 		}
 	case config.BackendMetrics:
 		v.Kind = adminapi.KindMetrics
@@ -306,7 +306,7 @@ func specialView(b *config.Backend) adminapi.Backend {
 	case config.BackendSuccess:
 		v.Kind = adminapi.KindSuccess
 	case config.BackendLua:
-		v.Kind, v.LuaFunction = adminapi.KindLua, b.Lua.Func
+		v.Kind, v.LuaFunction = adminapi.KindLua, b.Rare().Lua.Func
 	case config.BackendACME:
 		v.Kind = adminapi.KindACME
 	}

@@ -44,7 +44,7 @@ func configureTLS(servers []*server, cfg *config.Config, log *logrus.Logger) {
 // the backend's certificate is not verified unless lbd's VerifyList is
 // given; Cert is the client certificate lbd presents.
 func backendTLS(o *backend.Options, cb *config.Backend) {
-	o.ServerName = cb.ServerName
+	o.ServerName = cb.Rare().ServerName
 	if !cb.HTTPS {
 		return
 	}
@@ -61,38 +61,39 @@ func backendTLS(o *backend.Options, cb *config.Backend) {
 
 // backendTLSConfig translates a backend's TLS directives.
 func backendTLSConfig(cb *config.Backend) (*tls.Config, error) {
+	r := cb.Rare()
 	tc := &tls.Config{
-		ServerName:         cb.ServerName,
+		ServerName:         r.ServerName,
 		InsecureSkipVerify: true, // Pound and zproxy never verify; see VerifyList
 		ClientSessionCache: tls.NewLRUClientSessionCache(64),
 		NextProtos:         backendALPN(cb),
 	}
-	lo, hi, ok := openssl.Versions(cb.Disable, cb.NoTLS13, openssl.LegacyAllowed(cb.Ciphers))
+	lo, hi, ok := openssl.Versions(r.Disable, r.NoTLS13, openssl.LegacyAllowed(r.Ciphers))
 	if !ok {
 		return nil, errors.New("the Disable directives leave no protocol enabled")
 	}
 	tc.MinVersion, tc.MaxVersion = lo, hi
-	if cb.ECDHCurve != "" {
-		ids, err := openssl.Curves(cb.ECDHCurve)
+	if r.ECDHCurve != "" {
+		ids, err := openssl.Curves(r.ECDHCurve)
 		if err != nil {
 			return nil, err
 		}
 		tc.CurvePreferences = ids
 	}
-	if cb.Ciphers != "" {
-		ids, err := openssl.CipherSuites(cb.Ciphers)
+	if r.Ciphers != "" {
+		ids, err := openssl.CipherSuites(r.Ciphers)
 		if err != nil {
 			return nil, err
 		}
 		tc.CipherSuites = ids
 	}
-	if cb.Cert != nil {
-		tc.Certificates = []tls.Certificate{cb.Cert.Cert}
+	if r.Cert != nil {
+		tc.Certificates = []tls.Certificate{r.Cert.Cert}
 	}
-	if cb.VerifyList != nil {
+	if r.VerifyList != nil {
 		roots := x509.NewCertPool()
-		roots.AppendCertsFromPEM(cb.VerifyList.Data)
-		tc.VerifyConnection = verifyBackend(roots, cb.ServerName)
+		roots.AppendCertsFromPEM(r.VerifyList.Data)
+		tc.VerifyConnection = verifyBackend(roots, r.ServerName)
 	}
 	return tc, nil
 }
@@ -120,27 +121,28 @@ func verifyBackend(roots *x509.CertPool, name string) func(tls.ConnectionState) 
 // a reload that changes them builds a new backend (with a new dialer)
 // instead of reusing the old one.
 func tlsTag(cb *config.Backend) string {
-	if !cb.HTTPS && cb.ServerName == "" {
+	r := cb.Rare()
+	if !cb.HTTPS && r.ServerName == "" {
 		return ""
 	}
 	h := sha256.New()
-	for _, s := range []string{cb.ServerName, cb.Ciphers, cb.CipherSuites, cb.Disable, cb.ECDHCurve} {
+	for _, s := range []string{r.ServerName, r.Ciphers, r.CipherSuites, r.Disable, r.ECDHCurve} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
 	if cb.HTTPS {
 		h.Write([]byte("https"))
 	}
-	if cb.NoTLS13 {
+	if r.NoTLS13 {
 		h.Write([]byte("no_tls13"))
 	}
-	if cb.Cert != nil {
-		for _, der := range cb.Cert.Cert.Certificate {
+	if r.Cert != nil {
+		for _, der := range r.Cert.Cert.Certificate {
 			h.Write(der)
 		}
 	}
-	if cb.VerifyList != nil {
-		h.Write(cb.VerifyList.Data)
+	if r.VerifyList != nil {
+		h.Write(r.VerifyList.Data)
 	}
 	return "!tls:" + hex.EncodeToString(h.Sum(nil)[:8])
 }

@@ -12,19 +12,21 @@ import (
 func TestBackendTLSVersions(t *testing.T) {
 	tests := []struct {
 		name   string
-		be     config.Backend
+		set    func(r *config.BackendRare)
 		lo, hi uint16
 		err    bool
 	}{
-		{"defaults", config.Backend{HTTPS: true}, tls.VersionTLS12, tls.VersionTLS13, false},
-		{"Disable TLSv1_2", config.Backend{HTTPS: true, Disable: "TLSv1_2"}, tls.VersionTLS13, tls.VersionTLS13, false},
-		{"zproxy's Disable TLSv1_3", config.Backend{HTTPS: true, NoTLS13: true}, tls.VersionTLS12, tls.VersionTLS12, false},
-		{"security level 0 for an old backend", config.Backend{HTTPS: true, Ciphers: "DEFAULT@SECLEVEL=0"}, tls.VersionTLS10, tls.VersionTLS13, false},
-		{"nothing left", config.Backend{HTTPS: true, Disable: "TLSv1_2", NoTLS13: true}, 0, 0, true},
+		{"defaults", func(*config.BackendRare) {}, tls.VersionTLS12, tls.VersionTLS13, false},
+		{"Disable TLSv1_2", func(r *config.BackendRare) { r.Disable = "TLSv1_2" }, tls.VersionTLS13, tls.VersionTLS13, false},
+		{"zproxy's Disable TLSv1_3", func(r *config.BackendRare) { r.NoTLS13 = true }, tls.VersionTLS12, tls.VersionTLS12, false},
+		{"security level 0 for an old backend", func(r *config.BackendRare) { r.Ciphers = "DEFAULT@SECLEVEL=0" }, tls.VersionTLS10, tls.VersionTLS13, false},
+		{"nothing left", func(r *config.BackendRare) { r.Disable, r.NoTLS13 = "TLSv1_2", true }, 0, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tc, err := backendTLSConfig(&tt.be)
+			be := config.Backend{HTTPS: true}
+			tt.set(be.SetRare())
+			tc, err := backendTLSConfig(&be)
 			if (err != nil) != tt.err {
 				t.Fatalf("error %v, want error %v", err, tt.err)
 			}

@@ -164,19 +164,20 @@ func (e *ErrorPages) bodyLen(status int, cause Cause) int {
 // WWW-Authenticate). The connection closes after it, as the page says
 // Connection: close.
 func (c *conn) errorBackend(st *Listener, b *config.Backend) bool {
+	r := b.Rare()
 	c.ex.limited = true
 	ruled := hasResponseRules(st, c.ex.svc, c.editsFor(st, c.ex.svc))
-	if b.Page == nil && !ruled {
-		return c.fail(st, b.Status)
+	if r.Page == nil && !ruled {
+		return c.fail(st, r.Status)
 	}
 	var page []byte
-	if b.Page != nil {
-		page = renderError(st.Dialect, c.req.Minor, b.Status, b.Page.Body)
+	if r.Page != nil {
+		page = renderError(st.Dialect, c.req.Minor, r.Status, r.Page.Body)
 	} else {
-		c.srv.countGenerated(b.Status)
-		page = st.Errors.Page(c.req.Minor, b.Status, CauseNone)
+		c.srv.countGenerated(r.Status)
+		page = st.Errors.Page(c.req.Minor, r.Status, CauseNone)
 	}
-	status := b.Status
+	status := r.Status
 	if ruled {
 		var err error
 		if page, status, err = c.ruledErrorPage(st, page, status); err != nil {

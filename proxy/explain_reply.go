@@ -109,11 +109,11 @@ func (x *explainer) special(svc *service.Service, why string) {
 	x.r.Backend = &explain.Backend{Index: 0, ID: string(b.Kind), Address: b.Pos.String(), Via: "special"}
 	switch b.Kind {
 	case config.BackendRedirect:
-		x.redirect(b.Redirect, why)
+		x.redirect(b.Rare().Redirect, why)
 	case config.BackendError:
 		x.errorBackend(b, why)
 	case config.BackendLua:
-		x.luaDecides(&rules.DryScriptError{Call: b.Lua})
+		x.luaDecides(&rules.DryScriptError{Call: b.Rare().Lua})
 	default:
 		status := 200
 		switch {
@@ -124,7 +124,7 @@ func (x *explainer) special(svc *service.Service, why string) {
 		}
 		what := map[config.BackendKind]string{
 			config.BackendMetrics: "the OpenMetrics exposition", config.BackendControl: "the control API",
-			config.BackendFile: "a file from " + b.Dir, config.BackendACME: "an ACME challenge file from " + b.Dir,
+			config.BackendFile: "a file from " + b.Rare().Dir, config.BackendACME: "an ACME challenge file from " + b.Rare().Dir,
 			config.BackendSuccess: "an empty 200", config.BackendDashboard: "the live dashboard",
 		}[b.Kind]
 		if what == "" {
@@ -163,22 +163,22 @@ func (x *explainer) errorBackend(b *config.Backend, why string) {
 	ruled := hasResponseRules(st, c.ex.svc, c.editsFor(st, c.ex.svc))
 	var page []byte
 	switch {
-	case b.Page != nil:
-		page = renderError(st.Dialect, c.req.Minor, b.Status, b.Page.Body)
+	case b.Rare().Page != nil:
+		page = renderError(st.Dialect, c.req.Minor, b.Rare().Status, b.Rare().Page.Body)
 	default:
-		page = st.Errors.Page(c.req.Minor, b.Status, CauseNone)
+		page = st.Errors.Page(c.req.Minor, b.Rare().Status, CauseNone)
 	}
-	if b.Page == nil && !ruled {
+	if b.Rare().Page == nil && !ruled {
 		page = c.editGenerated(st, page) // as writeError does
 	}
 	if ruled {
 		var err error
-		if page, _, err = c.ruledErrorPage(st, page, b.Status); err != nil {
+		if page, _, err = c.ruledErrorPage(st, page, b.Rare().Status); err != nil {
 			if !x.luaDecides(err) {
 				x.generated(500, CauseNone, "error", "a response rule failed on the error page: "+err.Error())
 			}
 			return
 		}
 	}
-	x.reply(b.Status, "error", page, why+" (Error "+strconv.Itoa(b.Status)+")")
+	x.reply(b.Rare().Status, "error", page, why+" (Error "+strconv.Itoa(b.Rare().Status)+")")
 }

@@ -69,8 +69,8 @@ func NewEdits(ec EditsConfig) *HeaderEdits {
 			e.loc = l.RewriteLoc
 		}
 	}
-	if s != nil && s.RewriteLoc != nil && ec.LocationInPlace {
-		e.loc = *s.RewriteLoc
+	if s != nil && s.Rare().RewriteLoc != nil && ec.LocationInPlace {
+		e.loc = *s.Rare().RewriteLoc
 	}
 	return e
 }

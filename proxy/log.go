@@ -251,8 +251,8 @@ func (c *conn) logBytes(st *Listener) int64 {
 	switch {
 	case status >= 400:
 		if s := c.ex.svc; s != nil && s.Special != nil && s.Special.Kind == config.BackendError &&
-			s.Special.Status == status && s.Special.Page != nil {
-			body := s.Special.Page.Body
+			s.Special.Rare().Status == status && s.Special.Rare().Page != nil {
+			body := s.Special.Rare().Page.Body
 			if st.Dialect != config.DialectZproxy {
 				_, body = splitErrorFile(body)
 			}

@@ -244,13 +244,13 @@ func (c *conn) appendBackendName(b []byte) []byte {
 	sp := c.ex.svc.Special
 	switch sp.Kind {
 	case config.BackendRedirect:
-		return append(append(b, "redirect:"...), sp.Redirect.URL...)
+		return append(append(b, "redirect:"...), sp.Rare().Redirect.URL...)
 	case config.BackendError:
 		b = append(b, "error:"...)
-		if sp.Page != nil {
-			b = append(append(b, sp.Page.Path...), ' ')
+		if sp.Rare().Page != nil {
+			b = append(append(b, sp.Rare().Page.Path...), ' ')
 		}
-		return strconv.AppendInt(b, int64(sp.Status), 10)
+		return strconv.AppendInt(b, int64(sp.Rare().Status), 10)
 	}
 	return append(b, sp.Kind...)
 }
@@ -265,7 +265,7 @@ func (c *conn) backendConfig() *config.Backend {
 	if c.ex.be == nil {
 		return svc.Special
 	}
-	for _, list := range [][]*config.Backend{svc.Cfg.Backends, svc.Cfg.Emergency} {
+	for _, list := range [][]*config.Backend{svc.Cfg.Backends, svc.Cfg.Rare().Emergency} {
 		for _, cb := range list {
 			addr := cb.Address
 			if !cb.Unix {

@@ -24,7 +24,7 @@ import (
 // is all of it, else the rest is captured as it streams (up to
 // ContentCapture).
 func (c *conn) keepBody(svc *service.Service, buffered []byte, whole bool) {
-	limit := svc.Cfg.ContentCapture
+	limit := svc.Cfg.Rare().ContentCapture
 	c.body = append(c.body[:0], buffered...)
 	c.ex.kept = whole
 	switch {

@@ -49,10 +49,10 @@ func (c *conn) purge(st *Listener, svc *service.Service) bool {
 // why (0: the client may purge); count: the ACL decision is counted.
 func (c *conn) purgeRefusal(svc *service.Service, count bool) (int, string) {
 	cfg := svc.Cfg
-	if svc.Cache == nil || cfg == nil || cfg.Cache == nil || cfg.Cache.Purge == nil {
+	if svc.Cache == nil || cfg == nil || cfg.Rare().Cache == nil || cfg.Rare().Cache.Purge == nil {
 		return 400, "the service has no CachePurge: PURGE is an unknown method there"
 	}
-	acl := cfg.Cache.Purge
+	acl := cfg.Rare().Cache.Purge
 	in := acl.Contains(c.client)
 	if count {
 		acl.Decided(in)

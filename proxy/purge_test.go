@@ -41,7 +41,7 @@ func TestPurgeMethod(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, st, client, be := newCachingMemProxy(t, 100)
 			svc := st.Router.Services[0]
-			svc.Cfg.Cache = &config.Cache{Purge: tc.acl}
+			svc.Cfg.SetRare().Cache = &config.Cache{Purge: tc.acl}
 			st.Limits.Purge = tc.parser
 			for i, req := range tc.requests {
 				client.in, client.out = []byte(req), client.out[:0]

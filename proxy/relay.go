@@ -340,8 +340,8 @@ func (c *conn) rewritesError(st *Listener, svc *service.Service, status int) boo
 	if status < 400 || status > 599 || !st.Errors.Custom(status) {
 		return false
 	}
-	if svc.Cfg != nil && svc.Cfg.RewriteErrors != nil {
-		return *svc.Cfg.RewriteErrors
+	if svc.Cfg != nil && svc.Cfg.Rare().RewriteErrors != nil {
+		return *svc.Cfg.Rare().RewriteErrors
 	}
 	return st.Cfg != nil && st.Cfg.RewriteErrors
 }

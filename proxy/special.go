@@ -19,7 +19,7 @@ func (c *conn) special(st *Listener, svc *service.Service) bool {
 	b := svc.Special
 	switch b.Kind {
 	case config.BackendRedirect:
-		return c.redirect(st, b.Redirect)
+		return c.redirect(st, b.Rare().Redirect)
 	case config.BackendError:
 		return c.errorBackend(st, b)
 	case config.BackendMetrics:

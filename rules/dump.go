@@ -65,7 +65,7 @@ func (l *leaf) describe(env *Env) string {
 		}
 	case lkEval:
 		for name, i := range env.names {
-			if i == l.eval {
+			if i == int(l.eval) {
 				fmt.Fprintf(&b, " %q", name)
 			}
 		}
@@ -196,17 +196,17 @@ func Listings(cfg *config.Config) ([]config.ProgramListing, error) {
 	}
 	services := func(scope string, e *Env, svcs []*config.Service) error {
 		for i, s := range svcs {
-			se := e.Scope(s.Constants, s.TrustedIP, s.ForwardedHeader)
+			se := e.Scope(s.Rare().Constants, s.Rare().TrustedIP, s.Rare().ForwardedHeader)
 			sc := fmt.Sprintf("%s service %d %q", scope, i, s.Name)
 			p, err := se.CompileSelect(s.Conditions)
 			if err := add(sc, "select", p, err); err != nil {
 				return err
 			}
-			p, err = se.CompileRewrite(s.Rewrites.Request)
+			p, err = se.CompileRewrite(s.Rare().Rewrites.Request)
 			if err := add(sc, "request", p, err); err != nil {
 				return err
 			}
-			p, err = se.CompileRewrite(s.Rewrites.Response)
+			p, err = se.CompileRewrite(s.Rare().Rewrites.Response)
 			if err := add(sc, "response", p, err); err != nil {
 				return err
 			}

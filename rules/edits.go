@@ -84,9 +84,9 @@ func newZproxyScope(z ZproxyEdits) *zproxyScope {
 		x.loc, x.locURL = l.RewriteLoc, l.RewriteLocURL
 	}
 	if s := z.Service; s != nil {
-		x.sh = s.Headers
-		if s.RewriteLoc != nil {
-			x.loc = *s.RewriteLoc
+		x.sh = s.Rare().Headers
+		if s.Rare().RewriteLoc != nil {
+			x.loc = *s.Rare().RewriteLoc
 		}
 	}
 	// Unlike the other kinds, the replacements of both apply, the
@@ -158,7 +158,7 @@ func (e *Env) zproxyRequest(x *zproxyScope) (*Program, error) {
 		c.edit(&action{kind: actAppendHeld, name: "Destination", slot: heldDest})
 	}
 	if s := x.z.Service; s != nil {
-		c.rewriteURLs(s.RewriteURL)
+		c.rewriteURLs(s.Rare().RewriteURL)
 		if s.Session != nil && s.Session.Type == config.SessionParm {
 			c.edit(&action{kind: actTrimParam})
 		}
@@ -170,7 +170,7 @@ func (e *Env) zproxyRequest(x *zproxyScope) (*Program, error) {
 func (e *Env) zproxyResponse(x *zproxyScope) (*Program, error) {
 	c := &compiler{env: e}
 	s := x.z.Service
-	sts := s != nil && s.STS > 0
+	sts := s != nil && s.Rare().STS > 0
 	if sts {
 		c.edit(&action{kind: actHoldHeader, name: "Strict-Transport-Security", slot: heldNone})
 	}
@@ -188,7 +188,7 @@ func (e *Env) zproxyResponse(x *zproxyScope) (*Program, error) {
 		c.edit(&action{kind: actAppendHeader, line: []byte(line)})
 	}
 	if sts {
-		c.edit(&action{kind: actAppendHeader, line: []byte("Strict-Transport-Security: max-age=" + strconv.Itoa(s.STS))})
+		c.edit(&action{kind: actAppendHeader, line: []byte("Strict-Transport-Security: max-age=" + strconv.Itoa(s.Rare().STS))})
 	}
 	c.emit(instr{op: opEnd})
 	return &Program{code: c.code, env: e}, c.err

@@ -34,7 +34,7 @@ func compileFirst(t testing.TB, src string) svcPrograms {
 	l := cfg.Listeners[0]
 	le := env.Scope(l.Constants, l.TrustedIP, l.ForwardedHeader)
 	s := l.Services[0]
-	se := le.Scope(s.Constants, s.TrustedIP, s.ForwardedHeader)
+	se := le.Scope(s.Rare().Constants, s.Rare().TrustedIP, s.Rare().ForwardedHeader)
 	var p svcPrograms
 	p.env = env
 	must := func(x *Program, err error) *Program {
@@ -46,8 +46,8 @@ func compileFirst(t testing.TB, src string) svcPrograms {
 	}
 	p.sel = must(se.CompileSelect(s.Conditions))
 	p.lreq = must(le.CompileRewrite(l.Rewrites.Request))
-	p.req = must(se.CompileRewrite(s.Rewrites.Request))
-	p.rs = must(se.CompileRewrite(s.Rewrites.Response))
+	p.req = must(se.CompileRewrite(s.Rare().Rewrites.Request))
+	p.rs = must(se.CompileRewrite(s.Rare().Rewrites.Response))
 	return p
 }
 

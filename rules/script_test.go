@@ -87,7 +87,7 @@ func TestScripts(t *testing.T) {
 		return p
 	}
 	sel := must(env.CompileSelect(s.Conditions))
-	req := must(env.CompileRewrite(s.Rewrites.Request))
+	req := must(env.CompileRewrite(s.Rare().Rewrites.Request))
 	lreq := must(env.CompileRewrite(l.Rewrites.Request))
 	lresp := must(env.CompileRewrite(l.Rewrites.Response))
 	sel2 := must(env.CompileSelect(l.Services[1].Conditions))
@@ -171,7 +171,7 @@ func TestScriptsUnresolved(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 	env, _ = NewEnvScripts(cfg, &fakeScripts{})
-	cfg.Listeners[0].Services[0].Conditions[0].Lua.Func = "undefined"
+	cfg.Listeners[0].Services[0].Conditions[0].Rare().Lua.Func = "undefined"
 	if _, err = env.CompileSelect(cfg.Listeners[0].Services[0].Conditions); err == nil {
 		t.Error("a function that does not resolve compiled")
 	}

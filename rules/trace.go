@@ -92,7 +92,7 @@ func (st *State) testDry(env *Env, l *leaf, m *Message, s *explain.Step) (bool, 
 	case lkBasicAuth:
 		ok, err = st.checkBasicAuth(l.auth, true)
 	case lkEval:
-		ok, err = st.evalTrace(env, l.eval, m, s)
+		ok, err = st.evalTrace(env, int(l.eval), m, s)
 	case lkJWT, lkAPIKey:
 		s.Detail = st.authDetail(l)
 		ok, err = st.test(env, l, m)

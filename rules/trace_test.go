@@ -237,7 +237,7 @@ func TestACLDecisionsCounted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m, n := s.Conditions[0].ACL.Decisions(); m != tc.match || n != tc.nomatch {
+			if m, n := s.Conditions[0].Rare().ACL.Decisions(); m != tc.match || n != tc.nomatch {
 				t.Errorf("match %d nomatch %d, want %d and %d", m, n, tc.match, tc.nomatch)
 			}
 		})

@@ -170,7 +170,8 @@ func (s *Service) backendAt(i int) *backend.Backend {
 // explainSession looks key up without touching the session: no last-use
 // refresh, no removal of an expired entry, no insert.
 func (s *Service) explainSession(key []byte) *explain.Session {
-	es := &explain.Session{Type: s.Extractor.Type.String(), ID: string(s.Extractor.ID)}
+	x := &s.keys.extractor
+	es := &explain.Session{Type: x.Type.String(), ID: string(x.ID)}
 	if key == nil {
 		es.Why = "the request carries no session key: the balancer decides and no session is created"
 		return es

@@ -12,7 +12,8 @@ import (
 // regular backend is alive, it gets them all.
 func TestMixedRedirectShare(t *testing.T) {
 	be := backend.New(backend.Options{Address: "127.0.0.1:1", Priority: 3})
-	redirect := &config.Backend{Kind: config.BackendRedirect, Priority: 1, Redirect: &config.Redirect{Code: 302, URL: "http://x"}}
+	redirect := &config.Backend{Kind: config.BackendRedirect, Priority: 1}
+	redirect.SetRare().Redirect = &config.Redirect{Code: 302, URL: "http://x"}
 	cases := []struct {
 		name     string
 		backends []*backend.Backend

@@ -63,31 +63,34 @@ type Service struct {
 	// then never calls package cache).
 	Cache *cache.Cache
 
-	// Sessions is nil when the service has no Session block.
-	Sessions  *session.Table[*backend.Backend]
-	Extractor session.Extractor
-	// setCookie and cookieKeys serve COOKIEINSERT (see Learn).
-	setCookie  map[*backend.Backend][]byte
-	cookieKeys map[*backend.Backend][]byte
+	// Sessions is nil when the service has no Session block; keys is
+	// nil then too.
+	Sessions *session.Table[*backend.Backend]
+	keys     *sessionKeys
 
-	// HTTP2: the service's backends speak HTTP/2 (config Protocol h2;
-	// a service's backends share one protocol).
-	HTTP2 bool
 	// ALPN, for Protocol auto backends, is the protocol their TLS
 	// handshakes chose (nil otherwise): HTTP/2 once it says h2.
 	ALPN *backend.ALPNChoice
-	// Global marks a top-level service (Lua sees its name as "/name").
-	Global     bool
+	// scriptName is the name Lua sees ("/name" for a global service).
 	scriptName string
-	// Lua is a LuaBackend's compiled call; respScripts says whether the
-	// response rules (the service's) call Lua.
-	Lua         *rules.ScriptCall
-	respScripts bool
+	// Lua is a LuaBackend's compiled call.
+	Lua *rules.ScriptCall
 
 	// Auth are the checks of the service's Authenticate (none: the
-	// access stage is skipped); AuthForward says one of them is forward
-	// authentication, which needs the exchange's details.
-	Auth        []edgeauth.Checker
+	// access stage is skipped).
+	Auth []edgeauth.Checker
+
+	// The flags share a word (issue 36: 10,000 services).
+	// HTTP2: the service's backends speak HTTP/2 (config Protocol h2;
+	// a service's backends share one protocol).
+	HTTP2 bool
+	// Global marks a top-level service (Lua sees its name as "/name").
+	Global bool
+	// respScripts says whether the response rules (the service's) call
+	// Lua.
+	respScripts bool
+	// AuthForward says one of Auth is forward authentication, which
+	// needs the exchange's details.
 	AuthForward bool
 
 	// Stats records the duration and status of every request the
@@ -95,6 +98,13 @@ type Service struct {
 	// service hands the previous Stats to the new Service, so the
 	// counters survive it as the backends' do.
 	Stats *metrics.Requests
+}
+
+// sessionKeys is how a service with sessions reads and sets their keys.
+type sessionKeys struct {
+	extractor session.Extractor
+	// setCookie and cookieKeys serve COOKIEINSERT (see Learn).
+	setCookie, cookieKeys map[*backend.Backend][]byte
 }
 
 // Entry is one backend of a service's Listing: a backend, or a matrix
@@ -135,21 +145,20 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 			return nil, err
 		}
 	}
-	env = env.Scope(cfg.Constants, cfg.TrustedIP, cfg.ForwardedHeader)
+	env = env.Scope(cfg.Rare().Constants, cfg.Rare().TrustedIP, cfg.Rare().ForwardedHeader)
 	s := &Service{
-		Name:      cfg.Name,
-		Cfg:       cfg,
-		Env:       env,
-		Backends:  o.Backends,
-		Listing:   o.Listing,
-		Algo:      o.Algo,
-		Root:      o.Root,
-		Sessions:  o.Sessions,
-		Extractor: o.Extractor,
-		Global:    o.Global,
-		Stats:     new(metrics.Requests),
+		Name:     cfg.Name,
+		Cfg:      cfg,
+		Env:      env,
+		Backends: o.Backends,
+		Listing:  o.Listing,
+		Algo:     o.Algo,
+		Root:     o.Root,
+		Sessions: o.Sessions,
+		Global:   o.Global,
+		Stats:    new(metrics.Requests),
 	}
-	for _, a := range cfg.Authenticate {
+	for _, a := range cfg.Rare().Authenticate {
 		s.Auth = append(s.Auth, a.Checker)
 		s.AuthForward = s.AuthForward || a.Kind == "forward"
 	}
@@ -165,7 +174,7 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		}
 	}
 	for _, b := range cfg.Backends {
-		s.HTTP2 = s.HTTP2 || (b.Kind == config.BackendRegular && b.Protocol == config.ProtocolH2)
+		s.HTTP2 = s.HTTP2 || (b.Kind == config.BackendRegular && b.Rare().Protocol == config.ProtocolH2)
 	}
 	s.ALPN = backend.ShareALPN(s.Backends)
 	// Pound balances a Redirect listed beside regular backends as one more
@@ -176,10 +185,10 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 	if s.sel, err = env.CompileSelect(cfg.Conditions); err != nil {
 		return nil, err
 	}
-	if s.ReqRules, err = env.CompileRewrite(cfg.Rewrites.Request); err != nil {
+	if s.ReqRules, err = env.CompileRewrite(cfg.Rare().Rewrites.Request); err != nil {
 		return nil, err
 	}
-	if s.RespRules, err = env.CompileRewrite(cfg.Rewrites.Response); err != nil {
+	if s.RespRules, err = env.CompileRewrite(cfg.Rare().Rewrites.Response); err != nil {
 		return nil, err
 	}
 	s.respScripts = s.RespRules.HasScripts()
@@ -188,17 +197,20 @@ func New(cfg *config.Service, o Options) (*Service, error) {
 		s.scriptName = "/" + s.Name
 	}
 	if s.Special != nil && s.Special.Kind == config.BackendLua {
-		if s.Lua, err = env.CompileScript(s.Special.Lua); err != nil {
+		if s.Lua, err = env.CompileScript(s.Special.Rare().Lua); err != nil {
 			return nil, err
 		}
 	}
-	for _, c := range cfg.LogSuppress {
+	for _, c := range cfg.Rare().LogSuppress {
 		s.logMask |= 1 << c
 	}
 	s.enabled.Store(!cfg.Disabled)
-	if s.Sessions != nil && s.Extractor.Type == session.CookieInsert {
-		s.cookieKeys = make(map[*backend.Backend][]byte, len(s.Backends))
-		s.setCookie = s.cookieLines()
+	if s.Sessions != nil {
+		s.keys = &sessionKeys{extractor: o.Extractor}
+		if o.Extractor.Type == session.CookieInsert {
+			s.keys.cookieKeys = make(map[*backend.Backend][]byte, len(s.Backends))
+			s.keys.setCookie = s.cookieLines()
+		}
 	}
 	return s, nil
 }
@@ -285,7 +297,7 @@ func (s *Service) SessionKey(req *http1.Request, client netip.Addr, scratch []by
 	if s.Sessions == nil {
 		return nil
 	}
-	return s.Extractor.RequestKey(req, client, scratch)
+	return s.keys.extractor.RequestKey(req, client, scratch)
 }
 
 // Pin records that key is served by b. It only writes to the table when

@@ -24,7 +24,7 @@ func (s *Service) cookieLines() map[*backend.Backend][]byte {
 		line := append([]byte("Set-Cookie: "), session.AppendSetCookie(nil, key, session.CookieSpec{
 			ID: cfg.ID, Path: cfg.Path, Domain: cfg.Domain, TTL: time.Duration(cfg.TTL)})...)
 		m[b] = append(line, "\r\n"...)
-		s.cookieKeys[b] = []byte(key)
+		s.keys.cookieKeys[b] = []byte(key)
 	}
 	return m
 }
@@ -32,7 +32,10 @@ func (s *Service) cookieLines() map[*backend.Backend][]byte {
 // CookieKey is the COOKIEINSERT key of backend b ("" for other session
 // types), shown by zproxy's control API as "cookie-key".
 func (s *Service) CookieKey(b *backend.Backend) string {
-	return string(s.cookieKeys[b])
+	if s.keys == nil {
+		return ""
+	}
+	return string(s.keys.cookieKeys[b])
 }
 
 // Learn applies what a response teaches about sessions, given the backend
@@ -43,13 +46,14 @@ func (s *Service) Learn(headers []http1.Header, b *backend.Backend) []byte {
 	if s.Sessions == nil {
 		return nil
 	}
-	if s.Extractor.Type == session.CookieInsert {
-		if key := s.cookieKeys[b]; key != nil {
+	k := s.keys
+	if k.extractor.Type == session.CookieInsert {
+		if key := k.cookieKeys[b]; key != nil {
 			s.Pin(key, b)
 		}
-		return s.setCookie[b]
+		return k.setCookie[b]
 	}
-	if key := s.Extractor.ResponseKey(headers); key != nil {
+	if key := k.extractor.ResponseKey(headers); key != nil {
 		s.Pin(key, b)
 	}
 	return nil
@@ -60,13 +64,13 @@ func (s *Service) Learn(headers []http1.Header, b *backend.Backend) []byte {
 // so a Set-Cookie a Lua script (cookie injection) or SetHeader adds
 // starts a session too.
 func (s *Service) LearnLines(lines [][]byte, b *backend.Backend) {
-	if s.Sessions == nil || s.Extractor.Type != session.Cookie && s.Extractor.Type != session.Header {
+	if s.Sessions == nil || s.keys.extractor.Type != session.Cookie && s.keys.extractor.Type != session.Header {
 		return
 	}
 	var one [1]http1.Header
 	for _, l := range lines {
 		one[0] = http1.Header{Name: rules.LineName(l), Value: rules.LineValue(l)}
-		if key := s.Extractor.ResponseKey(one[:]); key != nil {
+		if key := s.keys.extractor.ResponseKey(one[:]); key != nil {
 			s.Pin(key, b)
 			return
 		}

@@ -1,0 +1,94 @@
+package balancer
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"lbd/backend"
+)
+
+// balancerBudget is what a balancer of two backends may keep live, its
+// hooks in the backends included: 10,000 services have 10,000 of them
+// (issue 36; 656 bytes before: a cursor that Random never reads, 80
+// bytes, a remover closure per backend, and an alias table for equal
+// weights).
+const balancerBudget = 480
+
+// ringBalancerBudget is the same for a ring kind (IWRR), with its ring
+// and cursor: 688 bytes before.
+const ringBalancerBudget = 624
+
+// TestBalancerSize: the live heap per balancer of two backends, for a
+// kind without a ring (Random, Pound's default) and one with (IWRR).
+func TestBalancerSize(t *testing.T) {
+	const n = 2000
+	for _, kind := range []Kind{Random, IWRR} {
+		t.Run(kind.String(), func(t *testing.T) {
+			bs := make([][]*backend.Backend, n)
+			for i := range bs {
+				bs[i] = []*backend.Backend{
+					backend.New(backend.Options{Address: "127.0.0.1:1", Priority: 5}),
+					backend.New(backend.Options{Address: "127.0.0.1:2", Priority: 5}),
+				}
+			}
+			before := liveBytes()
+			bals := make([]*Balancer, n)
+			for i := range bals {
+				bals[i] = New(kind, bs[i])
+			}
+			per := (liveBytes() - before) / n
+			t.Logf("%s: %d bytes a balancer", kind, per)
+			budget := uint64(balancerBudget)
+			if usesRing(kind) {
+				budget = ringBalancerBudget
+			}
+			if per > budget {
+				t.Errorf("%d bytes a balancer, budget %d", per, budget)
+			}
+			runtime.KeepAlive(bals)
+			runtime.KeepAlive(bs)
+		})
+	}
+}
+
+func liveBytes() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestEqualWeightsNeedNoTable: a Random group of equal weights keeps no
+// alias table, and picks exactly what the table would have picked.
+func TestEqualWeightsNeedNoTable(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		bs := make([]*backend.Backend, n)
+		w := make([]int64, n)
+		for i := range bs {
+			bs[i] = backend.New(backend.Options{Address: "127.0.0.1:" + strconv.Itoa(i+1), Priority: 5})
+			w[i] = 5
+		}
+		g := New(Random, bs).snap.Load().groups[0]
+		if g.thr != nil || g.alias != nil {
+			t.Fatalf("%d equal weights: an alias table of %d entries", n, len(g.thr))
+		}
+		table := g
+		table.thr, table.alias = aliasTable(w)
+		rng := rand.New(rand.NewPCG(1, uint64(n)))
+		for range 10000 {
+			r := rng.Uint64()
+			if got, want := g.pickRandom(r), table.pickRandom(r); got != want {
+				t.Fatalf("%d equal weights, draw %#x: picked %s, the table picks %s", n, r, got, want)
+			}
+		}
+		for _, r := range []uint64{0, math.MaxUint64} {
+			if got, want := g.pickRandom(r), table.pickRandom(r); got != want {
+				t.Fatalf("%d equal weights, draw %#x: picked %s, the table picks %s", n, r, got, want)
+			}
+		}
+	}
+}
