@@ -142,15 +142,17 @@ func must(t *testing.T, err error) {
 // the control API added (as the running process does), so an upgrade
 // after a reload does not bring it back.
 func TestReloadForgetsRuntimeChanges(t *testing.T) {
-	e, err := New(upgradeCfg(t, 18080), Options{Log: quiet()})
+	port := freeTCPPort(t)
+	e, err := New(upgradeCfg(t, port), Options{Log: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	must(t, e.AddBackend(adminapi.Ref{Listener: 0, Service: 0, Backend: -1}, adminapi.BackendSpec{Address: "127.0.0.9", Port: 81}))
 	if h := e.Handoff(); len(h.Added) != 1 {
 		t.Fatalf("added: %v", h.Added)
 	}
-	must(t, e.Apply(upgradeCfg(t, 18080)))
+	must(t, e.Apply(upgradeCfg(t, port)))
 	if h := e.Handoff(); len(h.Added) != 0 {
 		t.Fatalf("after a reload, added: %v", h.Added)
 	}
