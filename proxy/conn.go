@@ -56,6 +56,9 @@ type conn struct {
 	idle   atomic.Bool
 	dl     lazyDeadline // client read/write deadlines
 	now    time.Time    // when the last client read returned
+	// heldSince: resumed from the parker (TLS, parked whole), when the
+	// wait for this request began; zero once a read brought bytes.
+	heldSince time.Time
 
 	buf  *[]byte       // read buffer: unread bytes are (*buf)[r:w]; nil while parked
 	hdrs *headerArrays // what req and resp.Headers came from; nil while parked

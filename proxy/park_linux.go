@@ -82,7 +82,7 @@ type parker struct {
 
 	// held: the TLS connections parked whole (parkHeld), by descriptor,
 	// from park until reap or resume takes them back (release).
-	held map[int]net.Conn
+	held map[int]heldConn
 
 	// Memory hand-back (sweep's): handedAt is how many connections were
 	// parked at the last hand-back, lastHand when it ran.
@@ -228,7 +228,7 @@ func (p *parker) takeLocked(fd int) *Server {
 // held connection is closed as a waiting one would be (TLS: with
 // close_notify).
 func (p *parker) reap(fd int, srv *Server) {
-	if nc := p.release(fd); nc != nil {
+	if nc := p.release(fd).nc; nc != nil {
 		// Its descriptor stays open until the Close below, and must not
 		// stay in the set after it: the number is reused.
 		_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, fd, nil) // it is in the set: it cannot fail
@@ -243,16 +243,23 @@ func (p *parker) reap(fd int, srv *Server) {
 	srv.parkedGone()
 }
 
-// release gives back the connection parked whole on fd (nil: fd is a
+// heldConn is a connection parked whole, and when its wait for a
+// request began (the Client timeout runs from then, across parkings).
+type heldConn struct {
+	nc    net.Conn
+	since time.Time
+}
+
+// release gives back the connection parked whole on fd (nc nil: fd is a
 // bare socket's copy). Only the one that took fd's row calls it.
-func (p *parker) release(fd int) net.Conn {
+func (p *parker) release(fd int) heldConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	nc, ok := p.held[fd]
+	h, ok := p.held[fd]
 	if ok {
 		delete(p.held, fd)
 	}
-	return nc
+	return h
 }
 
 // park registers fd, a copy of an idle connection's socket on srv whose
@@ -305,9 +312,9 @@ func (p *parker) register(fd int, nc net.Conn, srv *Server, since time.Time) (ok
 	p.n++
 	if nc != nil {
 		if p.held == nil {
-			p.held = make(map[int]net.Conn)
+			p.held = make(map[int]heldConn)
 		}
-		p.held[fd] = nc
+		p.held[fd] = heldConn{nc: nc, since: since}
 	}
 	// A Close or Shutdown that began before this row existed did not
 	// see it (nor the connection, gone from srv.conns): end it now.
@@ -430,8 +437,8 @@ func dupSocket(rc syscall.RawConn) (int, error) {
 // becomes a net.Conn on a pooled conn, and is served as an accepted
 // connection is, from its first read.
 func resumeParked(fd int, srv *Server) {
-	if nc := parking.release(fd); nc != nil {
-		resumeHeld(fd, nc, srv)
+	if h := parking.release(fd); h.nc != nil {
+		resumeHeld(fd, h, srv)
 		return
 	}
 	// FileConn copies the descriptor and this one is closed: the socket

@@ -61,12 +61,22 @@ func (c *conn) parksHeld(st *Listener) bool {
 // err is a read's failure, for the caller to end the connection with.
 func (c *conn) waitHeld(st *Listener) (parked bool, err error) {
 	c.prepareRead()
-	c.idleDeadline()
+	if c.heldSince.IsZero() {
+		c.idleDeadline()
+	} else {
+		c.resumedDeadline(st)
+	}
 	n, err := c.nc.Read((*c.buf)[c.w:])
 	if n > 0 {
-		c.now = time.Now()
+		c.now, c.heldSince = time.Now(), time.Time{}
 		c.w += n
 		return false, nil // an error comes again with the next read
+	}
+	if !c.heldSince.IsZero() {
+		// Woken by bytes that made no plaintext (part of a record): the
+		// wait goes on from where it began, not from the wake-up, or a
+		// client trickling a record would never meet the Client timeout.
+		c.now, c.heldSince = c.heldSince, time.Time{}
 	}
 	switch {
 	case err == nil:
@@ -79,6 +89,18 @@ func (c *conn) waitHeld(st *Listener) (parked bool, err error) {
 	}
 	c.dl.read = 0 // readHead sets the Client timeout's again
 	return false, nil
+}
+
+// resumedDeadline is idleDeadline for a connection resumed from the
+// parker: parkDelay from now, but no later than the Client timeout
+// counted from when its wait began.
+func (c *conn) resumedDeadline(st *Listener) {
+	end := time.Now().Add(c.srv.parkDelay())
+	if limit := c.heldSince.Add(st.Client); limit.Before(end) {
+		end = limit
+	}
+	c.dl.read = end.UnixNano()
+	c.nc.SetReadDeadline(end)
 }
 
 // parkHeld hands the TLS connection to the parker and gives back
@@ -102,7 +124,8 @@ func (c *conn) parkHeld() bool {
 
 // resumeHeld serves a connection parked whole again, on a pooled conn,
 // from its first read.
-func resumeHeld(fd int, nc net.Conn, srv *Server) {
+func resumeHeld(fd int, h heldConn, srv *Server) {
+	nc := h.nc
 	// It is in the set: removing it cannot fail, and the descriptor
 	// must leave it before nc can close it (its number is reused).
 	_ = syscall.EpollCtl(parking.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
@@ -112,6 +135,7 @@ func resumeHeld(fd int, nc net.Conn, srv *Server) {
 		return
 	}
 	c := newConn(srv, nc)
+	c.heldSince = h.since
 	srv.fromParker(c)
 	c.serve()
 }

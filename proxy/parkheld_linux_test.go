@@ -8,6 +8,8 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"net/http"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -321,4 +323,66 @@ func BenchmarkHeldParkCycle(b *testing.B) {
 		nc.SetReadDeadline(time.Now().Add(time.Second))
 		c.recycle()
 	}
+}
+
+// trickleConn is a client's socket that sends each write one byte at a
+// time, gap apart, once on is set: a TLS record trickled in, each byte
+// waking a parked connection without completing the record.
+type trickleConn struct {
+	net.Conn
+	gap time.Duration
+	on  atomic.Bool
+}
+
+func (s *trickleConn) Write(p []byte) (int, error) {
+	if !s.on.Load() {
+		return s.Conn.Write(p)
+	}
+	for i := range p {
+		if _, err := s.Conn.Write(p[i : i+1]); err != nil {
+			return i, err
+		}
+		time.Sleep(s.gap)
+	}
+	return len(p), nil
+}
+
+// TestTLSTrickledRecordMeetsClientTimeout: the Client timeout of a TLS
+// connection runs from when its wait for a request began, however often
+// parts of a record wake it from the parker meanwhile: a request whose
+// record takes longer than the timeout to come is not served and the
+// connection ends.
+func TestTLSTrickledRecordMeetsClientTimeout(t *testing.T) {
+	shortPark(t)
+	const client = 600 * time.Millisecond
+	srv, addr := tlsServer(t, client)
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &trickleConn{Conn: nc, gap: 100 * time.Millisecond}
+	c := tls.Client(tr, &tls.Config{InsecureSkipVerify: true, ServerName: "park.test"})
+	t.Cleanup(func() { nc.Close() })
+	br := bufio.NewReader(c)
+	req := []byte("GET /one HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, err := c.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := readBody(t, br); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	waitParked(t, srv, 1)
+	tr.on.Store(true)
+	wrote := make(chan error, 1)
+	go func() { _, err := c.Write(req); wrote <- err }()
+	waitNoConns(t, srv)
+	if p := srv.parked.Load(); p != 0 {
+		t.Fatalf("%d still parked", p)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if resp, err := http.ReadResponse(br, nil); err == nil {
+		t.Fatalf("the trickled request was answered: %s", resp.Status)
+	}
+	nc.Close() // ends the trickle if it is still writing
+	<-wrote
 }
