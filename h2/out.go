@@ -51,6 +51,8 @@ type outQueue struct {
 	// parked, and the writer ends once the queue is empty (end and
 	// close start another).
 	running, asleep bool
+	// writing: the writer has taken the buffer and is writing it.
+	writing bool
 	kick            chan struct{} // cap 1: there is something to write
 	done            chan struct{} // closed when the writer ended for good (close)
 }
@@ -139,6 +141,7 @@ func (q *outQueue) writer() {
 		out := q.buf
 		q.buf, q.spare = q.spare[:0], nil
 		closing := q.closing
+		q.writing = len(out) > 0
 		q.mu.Unlock()
 		var err error
 		if len(out) > 0 {
@@ -151,6 +154,7 @@ func (q *outQueue) writer() {
 			_, err = q.w.Write(out)
 		}
 		q.mu.Lock()
+		q.writing = false
 		if err != nil && q.err == nil {
 			q.err = err
 		}
@@ -170,6 +174,16 @@ func (q *outQueue) writer() {
 			return
 		}
 	}
+}
+
+// drained reports whether everything queued has been written, without
+// error: only then may the connection park, for a write that fails or
+// times out closes the socket, which a parked connection would never
+// learn (closing a descriptor takes it out of epoll with no event).
+func (q *outQueue) drained() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.buf) == 0 && !q.writing && q.err == nil
 }
 
 // ended ends the writer of a parked connection whose queue is empty,

@@ -192,6 +192,11 @@ func (sc *serverConn) parkLocked() (retire []*vconn, parked, again bool) {
 	if sc.closed || sc.goingAway {
 		return nil, false, false
 	}
+	// Frames not yet out (a client that does not read its response):
+	// wait more.
+	if !sc.out.drained() {
+		return nil, false, true
+	}
 	// Under the lock throughout: a shutdown (wakeUp) must find the
 	// connection either parked with its ticket or not parked at all, and
 	// a wake-up (Wake) waits for the lock, so the buffers are gone
