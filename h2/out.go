@@ -53,8 +53,8 @@ type outQueue struct {
 	running, asleep bool
 	// writing: the writer has taken the buffer and is writing it.
 	writing bool
-	kick            chan struct{} // cap 1: there is something to write
-	done            chan struct{} // closed when the writer ended for good (close)
+	kick    chan struct{} // cap 1: there is something to write
+	done    chan struct{} // closed when the writer ended for good (close)
 }
 
 func newOutQueue(nc net.Conn, w io.Writer, timeout time.Duration) *outQueue {
