@@ -173,7 +173,12 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 		c.ex.be = b
 		svc.Pin(key, b)
 		if !whole && c.req.Expect100 && !fresh && !c.ex.continued {
-			c.nc.Write(continueBody)
+			// The deadline in force may be an old one: a connection
+			// resumed from the parker has its last write's.
+			c.dl.forWrite(c.nc, time.Now(), st.Client)
+			// A client that cannot take the interim response fails the
+			// body read that follows, which ends the exchange.
+			_, _ = c.nc.Write(continueBody)
 		}
 		return bc, nil
 	}
