@@ -202,7 +202,7 @@ func (a *poundAPI) view(r *http.Request, full bool) (*poundView, *apiError) {
 	}
 	// ?requests=1 (an lbd extension): backends carry the two numbers
 	// lbctl's table shows, which it read from GET /metrics before.
-	req, _ := queryParam(r.URL.RawQuery, "requests")
+	req, _ := queryParam(r.URL.RawQuery, "requests") // absent is the same as not "1"
 	v.opts.requests = req == "1"
 	return v, nil
 }

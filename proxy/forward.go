@@ -178,7 +178,7 @@ func (c *conn) send(st *Listener, svc *service.Service, key []byte, whole, fresh
 			c.dl.forWrite(c.nc, time.Now(), st.Client)
 			// A client that cannot take the interim response fails the
 			// body read that follows, which ends the exchange.
-			_, _ = c.nc.Write(continueBody)
+			_, _ = c.nc.Write(continueBody) // a failure fails the body read next (above)
 		}
 		return bc, nil
 	}

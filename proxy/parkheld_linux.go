@@ -128,7 +128,7 @@ func resumeHeld(fd int, h heldConn, srv *Server) {
 	nc := h.nc
 	// It is in the set: removing it cannot fail, and the descriptor
 	// must leave it before nc can close it (its number is reused).
-	_ = syscall.EpollCtl(parking.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
+	_ = syscall.EpollCtl(parking.epfd, syscall.EPOLL_CTL_DEL, fd, nil) // in the set: cannot fail (above)
 	if srv.refusing() {
 		nc.Close() // the server is closing: no request is taken
 		srv.parkedGone()
