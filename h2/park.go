@@ -75,17 +75,8 @@ func (sc *serverConn) initParking(c net.Conn, rd io.Reader) io.Reader {
 	if sc.srv.opts.IdleTimeout <= parkAfter {
 		return rd
 	}
-	inner, ok := c.(interface{ NetConn() net.Conn })
-	if !ok {
-		return rd
-	}
-	s, ok := inner.NetConn().(syscall.Conn)
-	if !ok {
-		return rd
-	}
-	rc, err := s.SyscallConn()
-	set := idlewait.Default()
-	if err != nil || set == nil {
+	rc, set := idlewait.TLSSocket(c), idlewait.Default()
+	if rc == nil || set == nil {
 		return rd
 	}
 	sc.park = parking{set: set, rc: rc, rd: &parkReader{sc: sc, r: rd}}

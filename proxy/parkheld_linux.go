@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"lbd/internal/idlewait"
 )
 
 // TLS client connections between requests are parked whole: the
@@ -23,25 +25,6 @@ import (
 // It is parked only after a read that found nothing: tls.Conn then holds
 // no decrypted bytes, and at most a partial record, whose rest must come
 // through the socket, so readability is the right thing to wait for.
-
-// heldSocket returns the socket under a connection that can be parked
-// whole (TLS), nil for any other (plain ones are parked as bare sockets
-// by the raw loop; HTTP/2 streams are not sockets).
-func heldSocket(nc net.Conn) syscall.RawConn {
-	inner, ok := nc.(interface{ NetConn() net.Conn })
-	if !ok {
-		return nil
-	}
-	sc, ok := inner.NetConn().(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	return rc
-}
 
 // parksHeld reports whether c, waiting for a request, is one that may be
 // parked whole: a TLS connection, with a Client timeout longer than the
@@ -106,7 +89,7 @@ func (c *conn) resumedDeadline(st *Listener) {
 // parkHeld hands the TLS connection to the parker and gives back
 // everything else (recycle), as conn.park does for a bare socket.
 func (c *conn) parkHeld() bool {
-	rc := heldSocket(c.nc)
+	rc := idlewait.TLSSocket(c.nc)
 	if rc == nil {
 		return false
 	}
