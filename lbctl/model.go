@@ -150,17 +150,7 @@ func newPoundObject(p objPath) *object {
 // decodePoundJSON is decodePound with encoding/json.
 func decodePoundJSON(p objPath, body []byte) (*object, error) {
 	o := newPoundObject(p)
-	var v any
-	switch {
-	case o.doc != nil:
-		v = o.doc
-	case o.lst != nil:
-		v = o.lst
-	case o.svc != nil:
-		v = o.svc
-	default:
-		v = o.be
-	}
+	v := o.value()
 	if err := json.Unmarshal(body, v); err != nil {
 		return nil, fmt.Errorf("unexpected reply: %w", err)
 	}
@@ -312,20 +302,24 @@ func strPtr(s string) *string {
 	return &s
 }
 
+// value is the one part of o that is set: what its JSON reply decodes
+// into and encodes from.
+func (o *object) value() any {
+	switch {
+	case o.doc != nil:
+		return o.doc
+	case o.lst != nil:
+		return o.lst
+	case o.svc != nil:
+		return o.svc
+	}
+	return o.be
+}
+
 // templateData is the object as the generic JSON value templates see:
 // the reply itself for Pound, the converted object for zproxy.
 func (o *object) templateData() (any, error) {
-	var v any
-	switch {
-	case o.doc != nil:
-		v = o.doc
-	case o.lst != nil:
-		v = o.lst
-	case o.svc != nil:
-		v = o.svc
-	default:
-		v = o.be
-	}
+	v := o.value()
 	js, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
