@@ -96,20 +96,7 @@ func (r *parkerRig) resumes() int {
 // and returns the client end.
 func (r *parkerRig) parkPair(t *testing.T, srv *Server, since time.Time) (*net.TCPConn, int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	ours, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, ours := tcpPair(t)
 	rc, err := ours.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
@@ -516,20 +503,7 @@ const parkAllocs = 17
 // epoll set and out, and a net.Conn again (net.FileConn) with its
 // addresses read and a read deadline.
 func BenchmarkParkCycle(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
-	nc, err := ln.Accept()
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, nc := tcpPair(b)
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		b.Fatal(err)

@@ -277,21 +277,7 @@ func TestTLSWaitDoesNotAllocate(t *testing.T) {
 // the conn structure given back and taken again, the resuming goroutine
 // and a deadline. No descriptor is copied and no net.Conn is rebuilt.
 func BenchmarkHeldParkCycle(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
-	nc, err := ln.Accept()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
+	_, nc := tcpPair(b)
 	rc, err := nc.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		b.Fatal(err)
