@@ -185,6 +185,19 @@ func (p *proc) waitReady(t *testing.T) {
 
 func (p *proc) signal(s syscall.Signal) { p.cmd.Process.Signal(s) }
 
+// replaceInConfig rewrites lbd's configuration file with the first old
+// replaced by new (for a reload to pick up).
+func (p *proc) replaceInConfig(t *testing.T, old, new string) {
+	t.Helper()
+	cfg, err := os.ReadFile(p.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.cfg, []byte(strings.Replace(string(cfg), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // wait waits for exit and returns the exit code (-1 on timeout).
 func (p *proc) wait(d time.Duration) int {
 	select {

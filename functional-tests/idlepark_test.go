@@ -218,13 +218,7 @@ func TestIdleParkedConnectionAcrossReload(t *testing.T) {
 		t.Fatalf("before the reload: %d %q", code, body)
 	}
 	waitParked(t, p, 1)
-	cfg, err := os.ReadFile(p.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p.cfg, []byte(strings.Replace(string(cfg), one.block(), two.block(), 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p.replaceInConfig(t, one.block(), two.block())
 	lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "reload")
 	if n := parkedSockets(t, p.cmd.Process.Pid); n != 1 {
 		t.Fatalf("%d parked connections after the reload, want 1", n)

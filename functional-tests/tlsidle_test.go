@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -163,13 +162,7 @@ func TestIdleParkedTLSConnectionsAcrossReload(t *testing.T) {
 	cl.askH1(t, "/before1")
 	cl.askH2(t, "/before2")
 	waitParked(t, p, 2)
-	written, err := os.ReadFile(p.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p.cfg, []byte(strings.Replace(string(written), one.block(), two.block(), 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p.replaceInConfig(t, one.block(), two.block())
 	lbctlOK(t, filepath.Join(p.dir, "ctl.sock"), "reload")
 	if n := parkedSockets(t, p.cmd.Process.Pid); n != 2 {
 		t.Fatalf("%d parked connections after the reload, want 2", n)
