@@ -137,6 +137,7 @@ bench: build
 	if command -v haproxy >/dev/null; then bench/scale.sh haproxy; else echo "bench: no haproxy, scale.sh haproxy skipped"; fi
 	if [ -n "$(POUND)" ]; then bench/scale.sh pound pound $(POUND); else echo "bench: POUND=path/to/pound not set, scale.sh pound skipped"; fi
 	bench/scale.sh size $(BIN)/lbd
+	bench/scale.sh reload-load $(BIN)/lbd
 	bench/scale.sh size-curve $(BIN)/lbd
 	$(GO) run ./bench/sessweep -lbd $(BIN)/lbd -sessions 500000 -ttl 50
 

@@ -13,6 +13,7 @@
 #
 #   bench/scale.sh size-curve BINARY     # lbd -c, start and RSS at each of SIZES services (one backend each)
 #   bench/scale.sh size-start BINARY...  # lbd -c, start, reload at 10,000 services, wall and CPU, REPS [5] rounds
+#   bench/scale.sh reload-load BINARY    # requests through reloads of the 10,000-service config: any failure fails
 #   bench/scale.sh summary FILE.tsv      # median per point and its ratio to 1 service
 #
 # Environment: SIZES ["1 100 1000 10000"], SHAPES ["host url mix"],
@@ -188,6 +189,47 @@ size_start() {
 		"$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$OUT"
 }
 
+# generation: the successful reloads so far (lbd_reloads_total).
+generation() {
+	curl -sf --unix-socket "$WORK/ctl.sock" 'http://lbd/metrics?family=lbd_reloads' |
+		awk '/^lbd_reloads_total\{result="success"\}/ { print $2 }'
+}
+
+# reload_load BINARY: the size configuration under load (wrk -t1 -c16 for
+# RELOAD_SECONDS [8] s, to the last service) with an lbctl reload at 2 s
+# and at 5 s; every answer must be a 2xx and no socket may fail, and the
+# reloads must both be applied (the control API's generation counts
+# them). Prints requests, non-2xx, socket errors, generations; exits 1 on
+# any failure.
+reload_load() {
+	local lbd=$1 n=${SIZE_SERVICES:-10000} cfg=$WORK/size.cfg host path out gen0 gen1 reqs bad errs
+	pound_cfg url "$n" 2 >"$cfg"
+	printf 'Control "%s/ctl.sock"\n' "$WORK" | cat - "$cfg" >"$cfg.tmp" && mv "$cfg.tmp" "$cfg"
+	GOMAXPROCS=1 taskset -c 1 "$lbd" -F -f "$cfg" >"$WORK/proxy.log" 2>&1 &
+	PROXY_PID=$!
+	wait_port "$PORT" 60 || { echo "reload-load: lbd did not start: $(tail -3 "$WORK/proxy.log")" >&2; exit 1; }
+	read -r host path < <(target url "$n")
+	gen0=$(generation)
+	taskset -c 0 wrk -t1 -c16 -d"${RELOAD_SECONDS:-8}s" -H "Host: $host" "http://127.0.0.1:$PORT$path" >"$WORK/wrk.out" &
+	local wrk=$!
+	sleep 2
+	"${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" reload >/dev/null
+	sleep 3
+	"${lbd%/lbd}/lbctl" -s "$WORK/ctl.sock" reload >/dev/null
+	wait "$wrk"
+	gen1=$(generation)
+	kill "$PROXY_PID"
+	wait "$PROXY_PID" 2>/dev/null || true
+	PROXY_PID=""
+	out=$(cat "$WORK/wrk.out")
+	reqs=$(awk '/requests in/ { print $1 }' <<<"$out")
+	bad=$(awk '/Non-2xx/ { print $NF }' <<<"$out")
+	errs=$(awk '/Socket errors/ { gsub(/,/, ""); print $4 + $6 + $8 + $10 }' <<<"$out")
+	printf 'reload-load\t%s\t%s requests, %s non-2xx, %s socket errors, reloads applied %d\n' "$lbd" "$reqs" \
+		"${bad:-0}" "${errs:-0}" $((gen1 - gen0)) | tee -a "$OUT"
+	[[ ${bad:-0} == 0 && ${errs:-0} == 0 && $((gen1 - gen0)) == 2 ]] || { echo "$out" >&2; exit 1; }
+}
+
 # size BINARY: configuration-size costs at SIZE_SERVICES [10,000]
 # services / 2 backends each: lbd -c, start, RSS (after start, 10 s later
 # once the dashboard's sampler has run, after a reload, after the
@@ -317,6 +359,10 @@ size)
 	;;
 size-curve)
 	size_curve "$1"
+	;;
+reload-load)
+	start_upstream
+	reload_load "$1"
 	;;
 size-start)
 	start_upstream
