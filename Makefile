@@ -11,7 +11,13 @@ BIN      := bin
 # without Lua (every Lua statement a configuration error) otherwise.
 LUA_TAG  := $(shell pkg-config --exists lua5.4 2>/dev/null && echo lua)
 GOTAGS   ?= $(LUA_TAG)
-TAGS     := $(if $(GOTAGS),-tags '$(GOTAGS)')
+# Every build of lbd (make, make deb, the tests) also takes SIZE_TAGS:
+# urfave_cli_no_template has urfave/cli write lbd's help without
+# text/template, whose reflective method calls would make the linker keep
+# every exported method of every type put in an interface (bench/RESULTS.md
+# §42).
+SIZE_TAGS := urfave_cli_no_template
+TAGS     := -tags '$(strip $(GOTAGS) $(SIZE_TAGS))'
 
 .PHONY: all build test lua-required unit functional vet lint wafdiff fuzz bench run install man clean deb units deb-check
 
@@ -38,13 +44,13 @@ vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
 	$(GO) vet ./...
-	$(if $(TAGS),$(GO) vet $(TAGS) ./...)
+	$(GO) vet $(TAGS) ./...
 
 # staticcheck (fetched through the Go module proxy on first use).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: vet
 	$(GO) run $(STATICCHECK) ./...
-	$(if $(TAGS),$(GO) run $(STATICCHECK) $(TAGS) ./...)
+	$(GO) run $(STATICCHECK) $(TAGS) ./...
 
 unit:
 	$(GO) test $(TAGS) -count=1 $$($(GO) list ./... | grep -v /functional-tests)
