@@ -11,12 +11,16 @@ BIN      := bin
 # without Lua (every Lua statement a configuration error) otherwise.
 LUA_TAG  := $(shell pkg-config --exists lua5.4 2>/dev/null && echo lua)
 GOTAGS   ?= $(LUA_TAG)
-# Every build of lbd (make, make deb, the tests) also takes SIZE_TAGS:
-# urfave_cli_no_template has urfave/cli write lbd's help without
-# text/template, whose reflective method calls would make the linker keep
-# every exported method of every type put in an interface (37.8 -> 28.6
-# MB; bench/RESULTS.md §42; cmd/lbd/deadcode_test.go keeps it so).
-SIZE_TAGS := urfave_cli_no_template
+# Every build of lbd (make, make deb, the tests) also takes SIZE_TAGS
+# (bench/RESULTS.md §42):
+# - urfave_cli_no_template has urfave/cli write lbd's help without
+#   text/template, whose reflective method calls would make the linker keep
+#   every exported method of every type put in an interface (37.8 -> 28.6
+#   MB; cmd/lbd/deadcode_test.go keeps it so);
+# - coraza.disabled_operators.validateSchema leaves out Coraza's JSON
+#   Schema operator and the JSON, YAML and i18n libraries only it uses
+#   (28.6 -> 26.5 MB; a rule using it is refused: lbd.cfg(5), WAF).
+SIZE_TAGS := urfave_cli_no_template coraza.disabled_operators.validateSchema
 TAGS     := -tags '$(strip $(GOTAGS) $(SIZE_TAGS))'
 
 .PHONY: all build test lua-required unit functional vet lint wafdiff fuzz bench run install man clean deb units deb-check
