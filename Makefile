@@ -11,7 +11,17 @@ BIN      := bin
 # without Lua (every Lua statement a configuration error) otherwise.
 LUA_TAG  := $(shell pkg-config --exists lua5.4 2>/dev/null && echo lua)
 GOTAGS   ?= $(LUA_TAG)
-TAGS     := $(if $(GOTAGS),-tags '$(GOTAGS)')
+# Every build of lbd (make, make deb, the tests) also takes SIZE_TAGS
+# (bench/RESULTS.md §42):
+# - urfave_cli_no_template has urfave/cli write lbd's help without
+#   text/template, whose reflective method calls would make the linker keep
+#   every exported method of every type put in an interface (37.8 -> 28.6
+#   MB; cmd/lbd/deadcode_test.go keeps it so);
+# - coraza.disabled_operators.validateSchema leaves out Coraza's JSON
+#   Schema operator and the JSON, YAML and i18n libraries only it uses
+#   (28.6 -> 26.5 MB; a rule using it is refused: lbd.cfg(5), WAF).
+SIZE_TAGS := urfave_cli_no_template coraza.disabled_operators.validateSchema
+TAGS     := -tags '$(strip $(GOTAGS) $(SIZE_TAGS))'
 
 .PHONY: all build test lua-required unit functional vet lint wafdiff fuzz bench run install man clean deb units deb-check
 
@@ -38,13 +48,13 @@ vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
 	$(GO) vet ./...
-	$(if $(TAGS),$(GO) vet $(TAGS) ./...)
+	$(GO) vet $(TAGS) ./...
 
 # staticcheck (fetched through the Go module proxy on first use).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: vet
 	$(GO) run $(STATICCHECK) ./...
-	$(if $(TAGS),$(GO) run $(STATICCHECK) $(TAGS) ./...)
+	$(GO) run $(STATICCHECK) $(TAGS) ./...
 
 unit:
 	$(GO) test $(TAGS) -count=1 $$($(GO) list ./... | grep -v /functional-tests)

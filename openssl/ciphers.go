@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // suite is one TLS 1.2 (or older) cipher suite that Go implements, with
@@ -116,14 +117,16 @@ func (s *suite) attrs() map[string]bool {
 	return a
 }
 
+// The tables below are built at the first cipher string, not at start:
+// most configurations have none (sync.OnceValue).
 var (
-	suiteAttrs = func() []map[string]bool {
+	suiteAttrs = sync.OnceValue(func() []map[string]bool {
 		out := make([]map[string]bool, len(suites))
 		for i := range suites {
 			out[i] = suites[i].attrs()
 		}
 		return out
-	}()
+	})
 	// aliases are every selector OpenSSL 3 knows; those no Go suite has
 	// (DHE, CAMELLIA, PSK, ...) select nothing but are not errors.
 	aliases = setOf(`ALL COMPLEMENTOFALL COMPLEMENTOFDEFAULT DEFAULT kRSA kDHr kDHd
@@ -137,12 +140,15 @@ var (
 		aFZA eFZA FZA kKRB5 aKRB5 KRB5 kECDHEPSK`)
 )
 
-func setOf(words string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(words) {
-		m[w] = true
-	}
-	return m
+// setOf is the set of the words, built when first asked for.
+func setOf(words string) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(words) {
+			m[w] = true
+		}
+		return m
+	})
 }
 
 // ErrUnknownCipher reports a name in a cipher string that OpenSSL would
@@ -250,9 +256,10 @@ func selectSuites(item string) ([]bool, error) {
 		switch {
 		case term == "":
 			return nil, &ErrUnknownCipher{Name: item}
-		case aliases[term]:
+		case aliases()[term]:
+			attrs := suiteAttrs()
 			for i := range suites {
-				sel[i] = sel[i] && suiteAttrs[i][term]
+				sel[i] = sel[i] && attrs[i][term]
 			}
 		case knownName(term):
 			for i := range suites {
@@ -267,7 +274,7 @@ func selectSuites(item string) ([]bool, error) {
 
 // knownName reports whether OpenSSL has a cipher of this name.
 func knownName(name string) bool {
-	if otherNames[name] {
+	if otherNames()[name] {
 		return true
 	}
 	for i := range suites {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
 )
@@ -330,17 +331,23 @@ func normalize(data string, keep int, drop ...int) string {
 // blocking evaluation do). lbd renames them to transaction variables
 // (IP:x is TX:lbd_ip_x): rules that set and read them in one request
 // work, and across requests they start empty, as in a ModSecurity that
-// has never seen the client.
+// has never seen the client. The patterns are compiled at their first
+// use, not at start: most configurations have no rule file.
 var (
-	persistentVar   = regexp.MustCompile(`(?i)(^|[|!&'"])(ip|global|session|user|resource):`)
-	persistentWrite = regexp.MustCompile(`(?i)((?:setvar|expirevar|deprecatevar):'?!?|%\{)(ip|global|session|user|resource)\.`)
-	secRuleHead     = regexp.MustCompile(`(?im)^(\s*secrule\s+)(\S+)`)
+	persistentVar   = lazyRegexp(`(?i)(^|[|!&'"])(ip|global|session|user|resource):`)
+	persistentWrite = lazyRegexp(`(?i)((?:setvar|expirevar|deprecatevar):'?!?|%\{)(ip|global|session|user|resource)\.`)
+	secRuleHead     = lazyRegexp(`(?im)^(\s*secrule\s+)(\S+)`)
 )
+
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
 
 func persistentToTX(data string) string {
 	if !strings.ContainsAny(data, ":.") {
 		return data
 	}
+	persistentVar, persistentWrite, secRuleHead := persistentVar(), persistentWrite(), secRuleHead()
 	data = secRuleHead.ReplaceAllStringFunc(data, func(m string) string {
 		g := secRuleHead.FindStringSubmatch(m)
 		return g[1] + persistentVar.ReplaceAllStringFunc(g[2], func(v string) string {

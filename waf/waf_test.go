@@ -382,3 +382,21 @@ func TestStrictMultipart(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateSchemaOperator: lbd's build leaves Coraza's @validateSchema
+// out (coraza.disabled_operators.validateSchema); a rule using it is then
+// refused at its file and line, saying so. A build with it compiles it.
+func TestValidateSchemaOperator(t *testing.T) {
+	_, err := Compile([]string{td("validate_schema.conf")}, Options{})
+	if validateSchemaBuiltIn {
+		if err != nil {
+			t.Fatalf("built with @validateSchema, the rule is refused: %v", err)
+		}
+		return
+	}
+	want := `testdata/validate_schema.conf:4: failed to compile the directive "secrule": operator validateSchema not found ` +
+		`(lbd is built without Coraza's @validateSchema; see WafRules in lbd.cfg(5))`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}

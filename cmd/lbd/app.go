@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"lbd/lua"
 )
@@ -67,9 +68,14 @@ type options struct {
 
 // newApp builds the CLI. Pound's getopt flags are single letters; the
 // glued form -WFEATURE is split before urfave/cli sees it.
-func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.App {
+//
+// lbd is built with the tag urfave_cli_no_template (Makefile): urfave/cli
+// then writes its help without text/template, whose reflective method
+// calls would make the linker keep every exported method of every type
+// the program puts in an interface (bench/RESULTS.md §42).
+func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.Command {
 	o := &options{prog: prog}
-	return &cli.App{
+	return &cli.Command{
 		Name:                   prog,
 		Usage:                  "HTTP load balancer, a drop-in replacement for Pound and zproxy",
 		Version:                Version,
@@ -91,15 +97,15 @@ func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.
 			&cli.StringFlag{Name: "message-format", Usage: "`STYLE` of lbd's own messages: text or json (overrides MessageFormat)", Destination: &o.messageFormat},
 			&cli.BoolFlag{Name: "dump-config", Usage: "print the normalised configuration as JSON and exit", Destination: &o.dump},
 		},
-		Action: func(ctx *cli.Context) error {
-			if ctx.Bool("V") {
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Bool("V") {
 				fmt.Fprintf(stdout, "%s (lbd) %s\n\n%s", prog, Version, features())
 				return nil
 			}
-			if ctx.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("%s: unexpected argument %q", prog, ctx.Args().First()), 1)
+			if cmd.NArg() > 0 {
+				return cli.Exit(fmt.Sprintf("%s: unexpected argument %q", prog, cmd.Args().First()), 1)
 			}
-			o.features = ctx.StringSlice("W")
+			o.features = cmd.StringSlice("W")
 			if code := run(o); code != 0 {
 				return cli.Exit("", code)
 			}
@@ -141,7 +147,7 @@ func init() { catchSignals() }
 func main() {
 	prog := progName(os.Args[0])
 	app := newApp(prog, os.Stdout, os.Stderr, run)
-	if err := app.Run(splitGlued(os.Args)); err != nil {
+	if err := app.Run(context.Background(), splitGlued(os.Args)); err != nil {
 		if ec, ok := err.(cli.ExitCoder); ok {
 			if msg := ec.Error(); msg != "" {
 				fmt.Fprintln(os.Stderr, msg)
