@@ -23,16 +23,23 @@ import (
 // and resuming cost about what accepting a connection does (a dozen
 // system calls, ~15 allocations: bench/RESULTS.md §33). With few
 // connections the memory does not matter and a client pausing for less
-// than a second never pays the cycle; with many, memory does, and what
-// Go's runtime keeps for ever of a crowd of goroutines and sockets (the
-// g structures, pollDescs) grows with how many wait at once.
+// than a second never pays the cycle; with many, memory does.
+//
+// Part of a waiting connection's memory outlives it: Go keeps for ever
+// the g structure of every goroutine that ran at once (480 bytes), the
+// pollDesc of every socket open at once (512 bytes with its padding, and
+// a finalizer record), and the span structures and GC metadata of the
+// heap they filled, some 2 KiB in all for each connection that waited at
+// the peak (bench/RESULTS.md §44). A wave of clients arriving at a rate
+// R has about parkCrowd + R·parkSoon of them waiting at its peak: the
+// crowd is kept small, so that what a wave leaves behind is, too.
 // Variables for the tests.
 var (
 	parkAfter = time.Second
 	parkSoon  = 200 * time.Millisecond
 )
 
-const parkCrowd = 1000
+const parkCrowd = 256
 
 // parkDelay is how long a connection of s waiting for a request is kept
 // before it is parked.
