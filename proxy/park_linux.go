@@ -19,20 +19,27 @@ import (
 // goroutine and buffers for parkAfter before it is parked, or for
 // parkSoon while its listener has more than parkCrowd open connections
 // that are not parked. A waiting connection costs some 10 KiB (stack,
-// buffers, Go's objects for the socket), a parked one 24 bytes; parking
+// buffers, Go's objects for the socket), a parked one 16 bytes; parking
 // and resuming cost about what accepting a connection does (a dozen
 // system calls, ~15 allocations: bench/RESULTS.md §33). With few
 // connections the memory does not matter and a client pausing for less
-// than a second never pays the cycle; with many, memory does, and what
-// Go's runtime keeps for ever of a crowd of goroutines and sockets (the
-// g structures, pollDescs) grows with how many wait at once.
+// than a second never pays the cycle; with many, memory does.
+//
+// Part of a waiting connection's memory outlives it: Go keeps for ever
+// the g structure of every goroutine that ran at once (480 bytes), the
+// pollDesc of every socket open at once (512 bytes with its padding, and
+// a finalizer record), and the span structures and GC metadata of the
+// heap they filled, some 2 KiB in all for each connection that waited at
+// the peak (bench/RESULTS.md §44). A wave of clients arriving at a rate
+// R has about parkCrowd + R·parkSoon of them waiting at its peak: the
+// crowd is kept small, so that what a wave leaves behind is, too.
 // Variables for the tests.
 var (
 	parkAfter = time.Second
 	parkSoon  = 200 * time.Millisecond
 )
 
-const parkCrowd = 1000
+const parkCrowd = 256
 
 // parkDelay is how long a connection of s waiting for a request is kept
 // before it is parked.
@@ -49,7 +56,7 @@ func (s *Server) parkDelay() time.Duration {
 // Its conn structure goes back to a pool, and Go's own objects for the
 // socket (net.TCPConn, netFD, poll.FD, the runtime's pollDesc and
 // timers, the addresses) go with the closed original: an idle
-// connection costs the row (24 bytes) instead of some 3 KiB. When bytes
+// connection costs the row (16 bytes) instead of some 3 KiB. When bytes
 // come, the socket becomes a net.Conn again (net.FileConn) on a pooled
 // conn and is served as if just accepted, but still counted as open.
 //
@@ -90,16 +97,33 @@ type parker struct {
 	lastHand time.Time
 }
 
-// parkedConn is all that a parked connection keeps.
+// parkedConn is all that a parked connection keeps: 16 bytes.
 type parkedConn struct {
 	srv *Server
-	// since is when the last read from the client returned (UnixNano):
-	// the Client timeout counts from it, as it does for a waiting
-	// connection's read deadline.
-	since int64
+	// since is when the last read from the client returned, in ticks
+	// (parkTick): the Client timeout counts from it, as it does for a
+	// waiting connection's read deadline.
+	since uint32
 	// gen is the registration's, carried in its epoll events: an event
 	// for an earlier socket that had the same descriptor is ignored.
 	gen uint32
+}
+
+// parkTick is the unit of a row's since (1/16 s): it is rounded up when
+// a connection parks and the sweep's clock down, so the Client timeout
+// ends a parked connection less than two ticks late and never early. A
+// uint32 of ticks wraps after 8.5 years and only differences are taken,
+// signed: a Client timeout above 4 years never ends a parked connection.
+const parkTick = int64(time.Second / 16)
+
+// ticksUp and ticksDown are t (nanoseconds, non-negative) in ticks.
+func ticksUp(t int64) int64   { return (t + parkTick - 1) / parkTick }
+func ticksDown(t int64) int64 { return t / parkTick }
+
+// idleTicks is how long a row has been parked at now (ticks): the
+// difference of two wrapped counts, negative for the tick it parked in.
+func (r *parkedConn) idleTicks(now int64) int64 {
+	return int64(int32(uint32(now) - r.since))
 }
 
 // Many connections parking at once (a wave of clients going idle) leave
@@ -308,7 +332,7 @@ func (p *parker) register(fd int, nc net.Conn, srv *Server, since time.Time) (ok
 		p.mu.Unlock()
 		return false, false
 	}
-	p.rows[fd] = parkedConn{srv: srv, since: since.UnixNano(), gen: p.gen}
+	p.rows[fd] = parkedConn{srv: srv, since: uint32(ticksUp(since.UnixNano())), gen: p.gen}
 	p.n++
 	if nc != nil {
 		if p.held == nil {
@@ -373,13 +397,14 @@ func (p *parker) expire(now time.Time) int {
 		p.mu.Unlock()
 		return 0
 	}
+	ticks := ticksDown(now.UnixNano())
 	for fd := range p.rows {
 		r := p.rows[fd]
 		if r.srv == nil {
 			continue
 		}
 		to := r.srv.state.Load().Client
-		if to <= 0 || now.UnixNano()-r.since < int64(to) {
+		if to <= 0 || r.idleTicks(ticks) < ticksUp(int64(to)) {
 			continue
 		}
 		p.takeLocked(fd)

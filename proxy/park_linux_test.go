@@ -123,22 +123,33 @@ func closedByPeer(c net.Conn) bool {
 }
 
 // TestParkerExpire: the sweep ends a parked connection once its
-// listener's Client timeout has passed since the last read, and not
-// before; one whose request came meanwhile is served, not closed; a
-// Client timeout of 0 never ends one. The clock is the test's.
+// listener's Client timeout has passed since the last read, never
+// before and at most two ticks (parkTick) after; one whose request came
+// meanwhile is served, not closed; a Client timeout of 0 never ends one.
+// The clock is the test's.
 func TestParkerExpire(t *testing.T) {
-	base := time.Unix(1_000_000, 0)
+	const tick = time.Duration(parkTick)
+	const years5 = 5 * 365 * 24 * time.Hour
 	cases := []struct {
 		name    string
 		client  time.Duration
+		offset  time.Duration // the last read, after a whole second
 		idle    time.Duration // clock at the sweep minus the last read
 		request bool          // the client sent a request before the sweep
 		want    string        // "kept", "closed" or "served"
 	}{
 		{name: "before the timeout", client: 10 * time.Second, idle: 9 * time.Second, want: "kept"},
+		{name: "in the tick it parked in", client: 10 * time.Second, offset: 1, idle: 0, want: "kept"},
 		{name: "at the timeout", client: 10 * time.Second, idle: 10 * time.Second, want: "closed"},
+		{name: "a nanosecond early", client: 10 * time.Second, idle: 10*time.Second - 1, want: "kept"},
+		{name: "a nanosecond early, mid-tick", client: 10 * time.Second, offset: tick / 2, idle: 10*time.Second - 1, want: "kept"},
+		{name: "a nanosecond early, just past a tick", client: 10 * time.Second, offset: 1, idle: 10*time.Second - 1, want: "kept"},
+		{name: "two ticks late, just past a tick", client: 10 * time.Second, offset: 1, idle: 10*time.Second + 2*tick, want: "closed"},
+		{name: "a timeout between ticks, a nanosecond early", client: 10*time.Second + tick/3, offset: tick - 1, idle: 10*time.Second + tick/3 - 1, want: "kept"},
+		{name: "a timeout between ticks, two ticks late", client: 10*time.Second + tick/3, offset: tick - 1, idle: 10*time.Second + tick/3 + 2*tick, want: "closed"},
 		{name: "long after", client: 10 * time.Second, idle: time.Hour, want: "closed"},
 		{name: "no Client timeout", client: 0, idle: time.Hour, want: "kept"},
+		{name: "a Client timeout of five years, an hour idle", client: years5, idle: time.Hour, want: "kept"},
 		{name: "a request came as it timed out", client: 10 * time.Second, idle: 10 * time.Second, request: true, want: "served"},
 	}
 	for _, tc := range cases {
@@ -147,6 +158,7 @@ func TestParkerExpire(t *testing.T) {
 			// handled, as when both happen at once.
 			r := newParkerRig(t, false)
 			srv := NewServer(&Listener{Client: tc.client})
+			base := time.Unix(1_000_000, 0).Add(tc.offset)
 			client, fd := r.parkPair(t, srv, base)
 			if tc.request {
 				if _, err := client.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
