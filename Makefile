@@ -43,7 +43,7 @@ lua-required:
 		echo "make test: Lua 5.4 is required (Debian: apt-get install liblua5.4-dev; pkg-config lua5.4 found nothing)" >&2; \
 		exit 1; fi
 
-# vet checks both builds: with Lua and without.
+# vet checks both builds: with no tags, and with make's (Lua, SIZE_TAGS).
 vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi

@@ -71,6 +71,8 @@ func TestCheckConfigCommandLine(t *testing.T) {
 		{name: "verbose says OK", bin: lbd, args: []string{"-c", "-v", "-f", "good.cfg"}, match: "lbd: Config file good.cfg is OK"},
 		{name: "glued -W flags", bin: lbd, args: []string{"-Wno-dns", "-Wno-warn-deprecated", "-W", "include-dir=.", "-c", "-f", "good.cfg"}},
 		{name: "unknown -W feature ignored", bin: lbd, args: []string{"-W", "close-extra-fds", "-c", "-f", "good.cfg"}},
+		{name: "unknown flag: one line", bin: lbd, args: []string{"-x", "-c", "-f", "good.cfg"}, code: 1, out: "lbd: flag provided but not defined: -x\n"},
+		{name: "flag without its value: one line", bin: lbd, args: []string{"-c", "-f"}, code: 1, out: "lbd: flag needs an argument: -f\n"},
 		{name: "bad config reports every error", bin: lbd, args: []string{"-c", "-f", "bad.cfg"}, code: 1, errLines: 3},
 		// Pound stops at the first error, and so does lbd invoked as pound.
 		{name: "as pound: the first error only", bin: pound, args: []string{"-c", "-f", "bad.cfg"}, code: 1, match: "pound: bad.cfg:", errLines: 1},
@@ -284,6 +286,8 @@ func TestDeprecationWarningsByDefault(t *testing.T) {
 	}{
 		{name: "pound file, default", args: []string{"-c", "-f", pound}, warn: true},
 		{name: "pound file, -W no-warn-deprecated", args: []string{"-W", "no-warn-deprecated", "-c", "-f", pound}},
+		// As Pound, -W takes its whole argument: one feature, unknown (so ignored), not two.
+		{name: "pound file, -W dns,no-warn-deprecated", args: []string{"-W", "dns,no-warn-deprecated", "-c", "-f", pound}, warn: true},
 		{name: "zproxy file", args: []string{"-c", "-f", zfile}},
 	}
 	for _, tc := range tests {

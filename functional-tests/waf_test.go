@@ -371,9 +371,9 @@ func TestWAFBodyLimit(t *testing.T) {
 	}
 }
 
-// TestWAFValidateSchemaRefused: lbd is built without Coraza's
-// @validateSchema (Makefile, SIZE_TAGS); a rule using it fails the
-// configuration at the rule's file and line, saying why.
+// TestWAFValidateSchemaRefused: lbd refuses Coraza's @validateSchema
+// (and its build leaves it out: Makefile, SIZE_TAGS); a rule using it
+// fails the configuration at the rule's file and line, saying why.
 func TestWAFValidateSchemaRefused(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "schema.json", `{"type": "object"}`)
@@ -381,8 +381,8 @@ func TestWAFValidateSchemaRefused(t *testing.T) {
 		"SecRule REQUEST_BODY \"@validateSchema schema.json\" \"id:1,phase:2,deny\"\n")
 	writeFile(t, dir, "lbd.cfg", strings.Replace(goodConfig, "\tService\n", "\tWafRules \"w.rules\"\n\tService\n", 1))
 	out, code := runCLI(t, binary(t, "lbd"), dir, "-c", "-f", "lbd.cfg")
-	want := `lbd: lbd.cfg:6.18-26: w.rules:3: failed to compile the directive "secrule": operator validateSchema not found ` +
-		"(lbd is built without Coraza's @validateSchema; see WafRules in lbd.cfg(5))\n"
+	want := `lbd: lbd.cfg:6.18-26: w.rules:3: failed to compile the directive "secrule": ` +
+		"@validateSchema is not supported by lbd (see WafRules in lbd.cfg(5))\n"
 	if code != 1 || out != want {
 		t.Fatalf("exit %d, output %q; want exit 1, %q", code, out, want)
 	}

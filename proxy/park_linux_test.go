@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // shortPark makes connections park after 20 ms for one test.
@@ -247,4 +248,12 @@ func TestParkerIgnoresStaleEvents(t *testing.T) {
 		t.Fatalf("the row's own event took %p, want its server %p", got, srv)
 	}
 	syscall.Close(fd)
+}
+
+// TestParkedRowSize: a parked connection's row is all it costs lbd
+// (bench/RESULTS.md §44): 16 bytes on a 64-bit system.
+func TestParkedRowSize(t *testing.T) {
+	if got := unsafe.Sizeof(parkedConn{}); unsafe.Sizeof(uintptr(0)) == 8 && got != 16 {
+		t.Fatalf("parkedConn is %d bytes, want 16", got)
+	}
 }

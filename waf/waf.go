@@ -227,19 +227,5 @@ func cleanMessage(err error) string {
 			msg = strings.TrimPrefix(msg, p)
 		}
 	}
-	return explainMissingOperator(msg)
-}
-
-// explainMissingOperator says why a rule's @validateSchema is refused
-// when the build leaves it out. lbd is built without it (the Makefile's
-// tag coraza.disabled_operators.validateSchema): Coraza's JSON Schema
-// validation of bodies brings ~2 MB of JSON, YAML and i18n libraries that
-// nothing else uses, and ModSecurity's operator of that name (XML against
-// an XSD) is not what Coraza's does, so no ModSecurity rule set runs it.
-func explainMissingOperator(msg string) string {
-	const missing = "operator validateschema not found"
-	if !validateSchemaBuiltIn && len(msg) >= len(missing) && strings.EqualFold(msg[len(msg)-len(missing):], missing) {
-		return msg + " (lbd is built without Coraza's @validateSchema; see WafRules in lbd.cfg(5))"
-	}
 	return msg
 }

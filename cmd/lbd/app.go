@@ -84,6 +84,10 @@ func newApp(prog string, stdout, stderr io.Writer, run func(*options) int) *cli.
 		UseShortOptionHandling: true,
 		HideHelpCommand:        true,
 		HideVersion:            true,
+		// One feature per -W, the whole argument, as Pound takes it.
+		DisableSliceFlagSeparator: true,
+		// A bad flag is one line on stderr (main's), as getopt's is.
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error { return err },
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "f", Usage: "configuration `FILE`", Value: defaultConfig(prog), Destination: &o.configFile},
 			&cli.StringFlag{Name: "p", Usage: "PID `FILE` (overrides PIDFile)", Destination: &o.pidFile},
