@@ -6,7 +6,6 @@ import (
 	"lbd/adminapi"
 	"lbd/config"
 	"lbd/internal/msglog"
-	"lbd/parser"
 )
 
 // The dashboard's timeline (adminapi.Events) learns of a backend going
@@ -41,7 +40,7 @@ type backendLog struct {
 // newBackendLog is the logger of a backend dialled at addr and defined
 // at pos, for a service whose messages carry src.
 func newBackendLog(src *serviceSource, addr string, pos config.Locus) backendLog {
-	s := parser.Span(pos)
+	s := pos.Span()
 	return backendLog{src: src, addr: addr, file: s.Start.File, line: s.Start.Line}
 }
 

@@ -17,7 +17,7 @@ import (
 // configPos is the Config source field of a statement: "file:line", ""
 // when the position is unknown (a backend the control API added).
 func configPos(p config.Locus) string {
-	s := parser.Span(p)
+	s := p.Span()
 	if s.Start.File == "" || s.Start.Line == 0 {
 		return ""
 	}

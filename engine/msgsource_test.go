@@ -11,7 +11,7 @@ import (
 )
 
 func TestErrorFields(t *testing.T) {
-	at := config.Locus(parser.Span{Start: parser.Pos{File: "a.cfg", Line: 7, Col: 1}, End: parser.Pos{File: "a.cfg", Line: 9, Col: 3}})
+	at := config.LocusOf(parser.Span{Start: parser.Pos{File: "a.cfg", Line: 7, Col: 1}, End: parser.Pos{File: "a.cfg", Line: 9, Col: 3}})
 	diag := &parser.Diagnostic{Span: parser.Span{Start: parser.Pos{File: "b.cfg", Line: 2, Col: 5}}, Msg: "bad"}
 	tests := []struct {
 		name string
