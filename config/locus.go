@@ -78,14 +78,19 @@ func fileNumber(name string) uint32 {
 	if n, ok := locusFiles.index[name]; ok {
 		return n
 	}
-	names = *locusFiles.names.Load() // another may have added one
+	return addFile(name)
+}
+
+// addFile numbers a new file name; locusFiles.mu is held.
+func addFile(name string) uint32 {
+	names := *locusFiles.names.Load()
 	n := uint32(len(names))
 	if n >= wideFile {
 		return wideFile
 	}
-	names = append(names[:n:n], name)
+	grown := append(names[:n:n], name)
 	locusFiles.index[name] = n
-	locusFiles.names.Store(&names)
+	locusFiles.names.Store(&grown)
 	return n
 }
 

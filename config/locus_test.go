@@ -50,3 +50,12 @@ func TestLocusKeepsTheSpan(t *testing.T) {
 		t.Errorf("Locus is %d bytes, want 16", n)
 	}
 }
+
+// TestLocusOfAllocatesNothing: a load makes a Locus for every statement.
+func TestLocusOfAllocatesNothing(t *testing.T) {
+	span := parser.Span{Start: parser.Pos{File: "a.cfg", Line: 3, Col: 5}, End: parser.Pos{File: "a.cfg", Line: 3, Col: 20}}
+	LocusOf(span)
+	if n := testing.AllocsPerRun(100, func() { LocusOf(span) }); n != 0 {
+		t.Errorf("LocusOf allocates %v times", n)
+	}
+}
