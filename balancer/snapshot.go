@@ -53,7 +53,7 @@ func tierOf(be *backend.Backend) int {
 
 // tiersOf returns the distinct tiers of bs in increasing order.
 func tiersOf(bs []*backend.Backend) []int {
-	var ts []int
+	ts := make([]int, 0, len(bs))
 	for _, be := range bs {
 		ts = append(ts, tierOf(be))
 	}
@@ -74,6 +74,10 @@ func (b *Balancer) rebuild() {
 		s.priority = servicePriority(sortedByPriority(b.all))
 	}
 	members := make([][]*backend.Backend, len(b.tiers))
+	if len(members) == 1 {
+		// The usual single group: no slice grown and dropped on the way.
+		members[0] = make([]*backend.Backend, 0, len(b.all))
+	}
 	for _, be := range b.all {
 		switch {
 		case !be.Enabled() || !be.Alive() || b.weight(be) <= 0:
