@@ -132,6 +132,8 @@ type builder struct {
 	opts buildOptions
 	// addrs are the backends' address strings, made once per address.
 	addrs map[hostPort]backendAddress
+	// lnames are the listeners' names in messages (listenerName).
+	lnames []string
 }
 
 // buildOptions say what a build takes from the running engine besides
