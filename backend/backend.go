@@ -148,7 +148,7 @@ type Backend struct {
 
 	pool pool
 
-	hooks atomic.Pointer[[]*Hook]
+	hooks atomic.Pointer[hookNode]
 
 	// The immutable flags and the group, together rather than each in
 	// a word of its own (20,000 backends: 1.3 MB less, issue 36), and
