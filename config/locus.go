@@ -129,3 +129,21 @@ func (l Locus) String() string { return l.Span().String() }
 
 // Line is the line the statement starts on, 0 when the position is unknown.
 func (l Locus) Line() int { return l.Span().Start.Line }
+
+// Point is where a statement starts: a Locus's file and line in 8 bytes,
+// for what keeps only that (a backend's logger: 20,000 of them).
+type Point struct {
+	files uint32 // as Locus.files
+	line  uint32 // as Locus.line
+}
+
+// Start is the point the locus starts at.
+func (l Locus) Start() Point { return Point{files: l.files, line: l.line} }
+
+// File is the point's file name, "" when unknown.
+func (p Point) File() string { return p.locus().Span().Start.File }
+
+// Line is the point's line, 0 when unknown.
+func (p Point) Line() int { return p.locus().Span().Start.Line }
+
+func (p Point) locus() Locus { return Locus{files: p.files, line: p.line} }

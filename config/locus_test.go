@@ -59,3 +59,21 @@ func TestLocusOfAllocatesNothing(t *testing.T) {
 		t.Errorf("LocusOf allocates %v times", n)
 	}
 }
+
+// TestPointIsTheStart: a Locus's Point gives its start's file and line,
+// for a wide span too.
+func TestPointIsTheStart(t *testing.T) {
+	for _, s := range []parser.Span{
+		{},
+		{Start: parser.Pos{File: "a.cfg", Line: 3, Col: 5}, End: parser.Pos{File: "a.cfg", Line: 4, Col: 1}},
+		{Start: parser.Pos{File: "a.cfg", Line: 9, Col: 1}, End: parser.Pos{File: "a.cfg", Line: 9, Col: 80000}},
+	} {
+		p := LocusOf(s).Start()
+		if p.File() != s.Start.File || p.Line() != s.Start.Line {
+			t.Errorf("%s: point %s:%d", s, p.File(), p.Line())
+		}
+	}
+	if n := unsafe.Sizeof(Point{}); n != 8 {
+		t.Errorf("Point is %d bytes, want 8", n)
+	}
+}
