@@ -30,7 +30,7 @@ func (b *Backend) Available() bool {
 		return false
 	}
 	limit := b.connLimit.Load()
-	return limit == 0 || limit >= b.pending.Load()+b.active.Load()
+	return limit == 0 || limit >= int64(b.pending.Load())+int64(b.active.Load())
 }
 
 // SetPriority changes the Priority (the control API) and reports whether
