@@ -91,7 +91,7 @@ func (a *ALPNChoice) Decide(bs []*Backend) (h2, known bool) {
 		if h2, known = a.Known(); known {
 			return h2, known
 		}
-		if !b.Alive() || !b.Enabled() || b.auto == nil {
+		if !b.Alive() || !b.Enabled() || b.autoALPN() == nil {
 			continue
 		}
 		if c, err := b.Dial(time.Time{}); err == nil {
@@ -107,21 +107,21 @@ func (a *ALPNChoice) Decide(bs []*Backend) (h2, known bool) {
 func ShareALPN(bs []*Backend) *ALPNChoice {
 	var choice *ALPNChoice
 	for _, b := range bs {
-		if b.auto == nil {
+		if b.autoALPN() == nil {
 			continue
 		}
 		if choice == nil {
-			choice = b.auto.p.Load()
+			choice = b.autoALPN().p.Load()
 		}
 	}
 	for _, b := range bs {
-		if b.auto == nil {
+		if b.autoALPN() == nil {
 			continue
 		}
 		if choice == nil {
 			choice = &ALPNChoice{}
 		}
-		b.auto.p.Store(choice)
+		b.autoALPN().p.Store(choice)
 	}
 	return choice
 }
@@ -155,4 +155,12 @@ func TLSDialAuto(base DialFunc, cfg *tls.Config, address string, auto *AutoALPN)
 		}
 		return &tlsConn{Conn: tc, raw: raw}, nil
 	}
+}
+
+// autoALPN is the Protocol auto state, nil for other backends.
+func (b *Backend) autoALPN() *AutoALPN {
+	if b.rare == nil {
+		return nil
+	}
+	return b.rare.auto
 }

@@ -43,15 +43,15 @@ func TestALPNChoice(t *testing.T) {
 // TestShareALPN: a service's auto backends get one choice, the one some
 // kept from the last configuration if any; other backends none.
 func TestShareALPN(t *testing.T) {
-	kept, fresh, plain := &Backend{auto: &AutoALPN{}}, &Backend{auto: &AutoALPN{}}, &Backend{}
+	kept, fresh, plain := &Backend{rare: &backendRare{auto: &AutoALPN{}}}, &Backend{rare: &backendRare{auto: &AutoALPN{}}}, &Backend{}
 	if ShareALPN([]*Backend{plain}) != nil {
 		t.Fatal("a choice for a service without auto backends")
 	}
 	first := ShareALPN([]*Backend{kept})
 	first.settle("h2")
 	again := ShareALPN([]*Backend{plain, fresh, kept})
-	if again != first || fresh.auto.p.Load() != first {
-		t.Errorf("the kept choice was not shared: %p %p %p", first, again, fresh.auto.p.Load())
+	if again != first || fresh.rare.auto.p.Load() != first {
+		t.Errorf("the kept choice was not shared: %p %p %p", first, again, fresh.rare.auto.p.Load())
 	}
 	if h2, known := again.Known(); !h2 || !known {
 		t.Errorf("the kept choice lost its decision")

@@ -127,9 +127,12 @@ type Backend struct {
 	probing atomic.Bool // a health probe is in flight
 	watchField
 	connLimit atomic.Int64 // 0 = unlimited; the control API may change it
-	active    atomic.Int64 // connections checked out (in use)
-	pending   atomic.Int64 // connects in progress
-	latency   atomic.Int64 // EWMA of response time in ns; -1 = none
+	// active and pending are 32 bits each, in one word (no backend has
+	// two billion connections; 20,000 backends: 0.6 MB less with the
+	// fields below, issue 36).
+	active  atomic.Int32 // connections checked out (in use)
+	pending atomic.Int32 // connects in progress
+	latency atomic.Int64 // EWMA of response time in ns; -1 = none
 
 	// Written once per request, read by the control API.
 	requests    atomic.Int64
@@ -148,7 +151,7 @@ type Backend struct {
 
 	pool pool
 
-	hooks atomic.Pointer[[]*Hook]
+	hooks atomic.Pointer[hookNode]
 
 	// The immutable flags and the group, together rather than each in
 	// a word of its own (20,000 backends: 1.3 MB less, issue 36), and
@@ -158,8 +161,8 @@ type Backend struct {
 	noPassiveDown bool
 	https         bool
 	grpcCheck     bool
-	group         int32
-	unix          bool // the network is "unix", else "tcp"
+	unix          bool   // the network is "unix", else "tcp"
+	group         uint16 // an SRV priority (16 bits in DNS), 0 otherwise
 	address, id   string
 	// priority and weight change at runtime through the control API
 	// (SetPriority, SetWeight); balancers read them when they rebuild.
@@ -168,9 +171,7 @@ type Backend struct {
 	timeout, wsTimeout time.Duration
 	log                Logger
 	dial               DialFunc
-	h2                 *h2backend.Pool // HTTP/2 backends only
-	auto               *AutoALPN       // Protocol auto only
-	rare               *backendRare    // nil: none of its settings
+	rare               *backendRare // nil: none of its settings
 }
 
 // backendRare holds what few backends have, one pointer in the others
@@ -179,6 +180,8 @@ type backendRare struct {
 	probeAddr   string // the HAport's (hasHA)
 	serverName  string
 	grpcService string
+	h2          *h2backend.Pool // HTTP/2 backends only
+	auto        *AutoALPN       // Protocol auto only
 }
 
 // setRare returns b's backendRare, made on first use (New only).
@@ -201,12 +204,14 @@ func New(o Options) *Backend {
 		timeout:       o.TimeOut,
 		wsTimeout:     o.WSTimeOut,
 		emergency:     o.Emergency,
-		group:         int32(o.Group),
+		group:         uint16(o.Group),
 		noPassiveDown: o.NoPassiveDown,
 		log:           o.Logger,
 		dial:          o.DialContext,
 		https:         o.HTTPS,
-		auto:          o.AutoALPN,
+	}
+	if o.AutoALPN != nil {
+		b.setRare().auto = o.AutoALPN
 	}
 	if o.Network == "" {
 		b.unix = strings.HasPrefix(b.address, "/")

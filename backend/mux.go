@@ -15,7 +15,12 @@ import (
 
 // HTTP2 returns the backend's stream pool, or nil for an HTTP/1.1
 // backend.
-func (b *Backend) HTTP2() *h2backend.Pool { return b.h2 }
+func (b *Backend) HTTP2() *h2backend.Pool {
+	if b.rare == nil {
+		return nil
+	}
+	return b.rare.h2
+}
 
 // StreamStarted counts a request sent to an HTTP/2 backend as active.
 func (b *Backend) StreamStarted() {
@@ -46,7 +51,7 @@ func (b *Backend) initHTTP2(o Options) {
 	if !o.HTTP2 {
 		return
 	}
-	b.h2 = h2backend.New(h2backend.Options{Dial: b.dialMux, TLS: o.HTTPS, ConnTO: b.connTO})
+	b.setRare().h2 = h2backend.New(h2backend.Options{Dial: b.dialMux, TLS: o.HTTPS, ConnTO: b.connTO})
 	b.grpcCheck = o.GRPCCheck
 	if o.GRPCService != "" {
 		b.setRare().grpcService = o.GRPCService
@@ -65,7 +70,7 @@ func (b *Backend) probeGRPC(parent context.Context) error {
 			authority = b.rare.serverName
 		}
 	}
-	err := b.h2.HealthCheck(ctx, authority, service)
+	err := b.HTTP2().HealthCheck(ctx, authority, service)
 	if parent.Err() == nil {
 		b.probed(time.Since(start), err == nil)
 	}

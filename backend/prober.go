@@ -219,7 +219,7 @@ func (p *Prober) launch(b *Backend, round *sync.WaitGroup) bool {
 // Its result and duration are counted (lbd_backend_health_check_*)
 // unless parent ended first, which says nothing about the backend.
 func (b *Backend) Probe(parent context.Context) error {
-	if b.grpcCheck && b.h2 != nil {
+	if b.grpcCheck && b.HTTP2() != nil {
 		return b.probeGRPC(parent)
 	}
 	start := time.Now()

@@ -6,8 +6,8 @@ package backend
 func (b *Backend) Retire() {
 	b.retired.Store(true)
 	b.CloseIdle()
-	if b.h2 != nil {
-		b.h2.Close() // streams in flight finish first
+	if h2 := b.HTTP2(); h2 != nil {
+		h2.Close() // streams in flight finish first
 	}
 }
 

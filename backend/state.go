@@ -30,7 +30,7 @@ func (b *Backend) Available() bool {
 		return false
 	}
 	limit := b.connLimit.Load()
-	return limit == 0 || limit >= b.pending.Load()+b.active.Load()
+	return limit == 0 || limit >= int64(b.pending.Load())+int64(b.active.Load())
 }
 
 // SetPriority changes the Priority (the control API) and reports whether
@@ -110,50 +110,64 @@ func (b *Backend) OnChange(fn func()) (remove func()) {
 func (b *Backend) AddHook(h *Hook) {
 	hookMu.Lock()
 	defer hookMu.Unlock()
-	var hs []*Hook
-	if old := b.hooks.Load(); old != nil {
-		hs = make([]*Hook, 0, len(*old)+1)
-		hs = append(hs, *old...)
-	}
-	hs = append(hs, h)
-	b.hooks.Store(&hs)
+	b.hooks.Store(withHook(b.hooks.Load(), h))
 }
 
-// RemoveHook publishes a copy without h; flips in progress keep the old
-// slice, which is harmless because the callbacks are idempotent rebuilds.
+// hookNode is one registration in a backend's list of hooks. A list is
+// never changed once published (a flip walks it without a lock): adding
+// or removing a hook publishes a new list, sharing what it can. One hook,
+// the usual case, is one node of 16 bytes (a slice was 32, in two
+// allocations: 0.3 MB at 20,000 backends, issue 36).
+type hookNode struct {
+	h    *Hook
+	next *hookNode
+}
+
+// withHook is l with h at its end (hooks run in the order they came).
+func withHook(l *hookNode, h *Hook) *hookNode {
+	if l == nil {
+		return &hookNode{h: h}
+	}
+	return &hookNode{h: l.h, next: withHook(l.next, h)}
+}
+
+// withoutHook is l without h; the nodes after h are shared.
+func withoutHook(l *hookNode, h *Hook) *hookNode {
+	switch {
+	case l == nil:
+		return nil
+	case l.h == h:
+		return withoutHook(l.next, h)
+	}
+	rest := withoutHook(l.next, h)
+	if rest == l.next {
+		return l
+	}
+	return &hookNode{h: l.h, next: rest}
+}
+
+// RemoveHook publishes a list without h; flips in progress keep the old
+// list, which is harmless because the callbacks are idempotent rebuilds.
 func (b *Backend) RemoveHook(h *Hook) {
 	hookMu.Lock()
 	defer hookMu.Unlock()
-	old := b.hooks.Load()
-	if old == nil {
-		return
+	if old := b.hooks.Load(); old != nil {
+		b.hooks.Store(withoutHook(old, h))
 	}
-	hs := make([]*Hook, 0, len(*old))
-	for _, x := range *old {
-		if x != h {
-			hs = append(hs, x)
-		}
-	}
-	if len(hs) == 0 {
-		b.hooks.Store(nil)
-		return
-	}
-	b.hooks.Store(&hs)
 }
 
 // HookCount is the number of registered OnChange callbacks, so that the
 // engine and tests can verify replaced balancers detached themselves.
 func (b *Backend) HookCount() int {
-	if hs := b.hooks.Load(); hs != nil {
-		return len(*hs)
+	n := 0
+	for l := b.hooks.Load(); l != nil; l = l.next {
+		n++
 	}
-	return 0
+	return n
 }
 
 func (b *Backend) notify() {
-	if hs := b.hooks.Load(); hs != nil {
-		for _, h := range *hs {
-			h.fn()
-		}
+	for l := b.hooks.Load(); l != nil; l = l.next {
+		l.h.fn()
 	}
 }

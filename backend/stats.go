@@ -14,10 +14,10 @@ const ewmaShift = 3
 
 // Active returns the connections currently checked out to requests
 // (zproxy "connections"); idle pooled connections are not load.
-func (b *Backend) Active() int64 { return b.active.Load() }
+func (b *Backend) Active() int64 { return int64(b.active.Load()) }
 
 // Pending returns the connects in progress (zproxy "pending-connections").
-func (b *Backend) Pending() int64 { return b.pending.Load() }
+func (b *Backend) Pending() int64 { return int64(b.pending.Load()) }
 
 // Requests returns the number of finished requests (Done calls).
 func (b *Backend) Requests() int64 { return b.requests.Load() }

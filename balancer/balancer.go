@@ -145,7 +145,6 @@ func New(kind Kind, backends []*backend.Backend, opts ...Option) *Balancer {
 		// 72 bytes a group: the other kinds have none (issue 36).
 		b.cursors = make([]cursor, len(b.tiers))
 	}
-	b.rebuild()
 	// The hook holds the balancer weakly: a balancer that was dropped
 	// without Close costs each backend one no-op closure, not its snapshot.
 	wp := weak.Make(b)
@@ -157,8 +156,10 @@ func New(kind Kind, backends []*backend.Backend, opts ...Option) *Balancer {
 	for _, be := range b.all {
 		be.AddHook(b.hook)
 	}
-	// A flip between the first rebuild and the hook registration would be
-	// missed; one more rebuild closes that window.
+	// The first snapshot is built once the hooks are in place, so that it
+	// sees every flip before them and each flip after them rebuilds it
+	// (one rebuild, not one before and one after: a snapshot made and
+	// dropped per service was 1.5 MB of garbage at 10,000, issue 36).
 	b.rebuild()
 	return b
 }

@@ -51,9 +51,16 @@ func tierOf(be *backend.Backend) int {
 	return be.Group()
 }
 
+// onlyTierZero is the tiers of the usual balancer, all of whose backends
+// are regular ones in group 0, shared by every such balancer.
+var onlyTierZero = []int{0}
+
 // tiersOf returns the distinct tiers of bs in increasing order.
 func tiersOf(bs []*backend.Backend) []int {
-	var ts []int
+	if len(bs) > 0 && !slices.ContainsFunc(bs, func(be *backend.Backend) bool { return tierOf(be) != 0 }) {
+		return onlyTierZero // read only
+	}
+	ts := make([]int, 0, len(bs))
 	for _, be := range bs {
 		ts = append(ts, tierOf(be))
 	}
@@ -73,14 +80,31 @@ func (b *Balancer) rebuild() {
 		// Sorted here, not once: priorities change at runtime.
 		s.priority = servicePriority(sortedByPriority(b.all))
 	}
-	members := make([][]*backend.Backend, len(b.tiers))
-	for _, be := range b.all {
+	var room [4][]*backend.Backend
+	members := room[:0]
+	if len(b.tiers) > len(room) {
+		members = make([][]*backend.Backend, len(b.tiers))
+	}
+	members = members[:len(b.tiers)]
+	eligible := func(be *backend.Backend) bool {
 		switch {
 		case !be.Enabled() || !be.Alive() || b.weight(be) <= 0:
+			return false
 		case !be.Emergency() && b.mode == ZproxyMode && be.Priority() > s.priority:
-		default:
-			i, _ := slices.BinarySearch(b.tiers, tierOf(be)) // every tier is in b.tiers
-			members[i] = append(members[i], be)
+			return false
+		}
+		return true
+	}
+	if len(members) == 1 && !slices.ContainsFunc(b.all, func(be *backend.Backend) bool { return !eligible(be) }) {
+		// The usual single group, every backend in it: the group lists
+		// them in all (neither is ever written), instead of a copy.
+		members[0] = b.all
+	} else {
+		for _, be := range b.all {
+			if eligible(be) {
+				i, _ := slices.BinarySearch(b.tiers, tierOf(be)) // every tier is in b.tiers
+				members[i] = append(members[i], be)
+			}
 		}
 	}
 	for i := range s.groups {

@@ -193,7 +193,7 @@ func (b *builder) trustedIP(n *parser.Node) *ACL {
 // missing file is not an error (it may appear later) and bad content is
 // reported as a warning, as Pound does.
 func (b *builder) watch(path string, at parser.Arg, load func([]byte) error) {
-	b.cfg.Watched = append(b.cfg.Watched, Watched{Pos: Locus(at.Span), Path: path, Load: load})
+	b.cfg.Watched = append(b.cfg.Watched, Watched{Pos: LocusOf(at.Span), Path: path, Load: load})
 	data, err := b.readRegular(path)
 	switch {
 	case errors.Is(err, errNotRegular) || errors.Is(err, errTooBig):

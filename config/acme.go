@@ -106,10 +106,10 @@ func (b *builder) acmeDirectory(a parser.Arg) bool {
 func globalACME(b *builder, c *Config, n *parser.Node, _ []unit) {
 	if c.ACME != nil {
 		b.errorf(stmtSpan(n), "ACMEAccount redefined")
-		b.followf(parser.Span(c.ACME.Pos), "original definition was here")
+		b.followf(c.ACME.Pos.Span(), "original definition was here")
 		return
 	}
-	a := &ACMEAccount{Pos: Locus(stmtSpan(n)), Storage: DefaultACMEStorage}
+	a := &ACMEAccount{Pos: LocusOf(stmtSpan(n)), Storage: DefaultACMEStorage}
 	walk(b, acmeTable, nil, a, n.Children)
 	dir := a.Directory != ""
 	for _, ch := range n.Children {
@@ -146,7 +146,7 @@ func addACMEDirectives(t table[*Listener]) {
 		switch c := strings.ToLower(u[0].arg.Text); c {
 		case "http-01", "tls-alpn-01":
 			la := autoCerts(l, n)
-			la.Challenge, la.ChallengePos = c, Locus(stmtSpan(n))
+			la.Challenge, la.ChallengePos = c, LocusOf(stmtSpan(n))
 		default:
 			b.errorf(u[0].arg.Span, "unknown ACME challenge %q: want \"http-01\" or \"tls-alpn-01\" (DNS-01 is not supported)", u[0].arg.Text)
 		}
@@ -155,7 +155,7 @@ func addACMEDirectives(t table[*Listener]) {
 
 func autoCerts(l *Listener, n *parser.Node) *ListenerACME {
 	if l.TLS.ACME == nil {
-		l.TLS.ACME = &ListenerACME{Pos: Locus(stmtSpan(n))}
+		l.TLS.ACME = &ListenerACME{Pos: LocusOf(stmtSpan(n))}
 	}
 	return l.TLS.ACME
 }
@@ -221,26 +221,26 @@ func (b *builder) finishACME() {
 			for _, s := range append(slices.Clone(l.Services), b.cfg.Services...) {
 				for _, name := range exactHosts(s.Conditions) {
 					if _, dup := seen[name]; !dup && badHostName(name) == "" {
-						seen[name] = parser.Span(la.Pos)
+						seen[name] = la.Pos.Span()
 						la.Names = append(la.Names, name)
 					}
 				}
 			}
 		}
 		if len(la.Names) == 0 {
-			b.errorf(parser.Span(la.Pos), "no automatic names on this listener (ACMECertFromServices found no exact Host condition)")
+			b.errorf(la.Pos.Span(), "no automatic names on this listener (ACMECertFromServices found no exact Host condition)")
 		}
 		if la.Challenge == "http-01" && !b.hasPlainHTTP() {
-			b.errorf(parser.Span(la.ChallengePos), "ACMEChallenge \"http-01\" needs a ListenHTTP on a TCP port to answer on")
+			b.errorf(la.ChallengePos.Span(), "ACMEChallenge \"http-01\" needs a ListenHTTP on a TCP port to answer on")
 		}
 	}
 	if first != nil && b.cfg.ACME == nil {
-		b.errorf(parser.Span(first.Pos), "automatic certificates need an ACMEAccount section")
+		b.errorf(first.Pos.Span(), "automatic certificates need an ACMEAccount section")
 	}
 	if a := b.cfg.ACME; a != nil && b.cfg.RootJail != "" && b.cfg.Cluster == nil {
 		// Renewals write the storage long after lbd entered the jail,
 		// where the directory's path no longer leads to it.
-		b.errorf(parser.Span(a.Pos), "ACMEAccount's Storage cannot be used with RootJail: run without RootJail, or in a Cluster (the certificates are then kept in Redis)")
+		b.errorf(a.Pos.Span(), "ACMEAccount's Storage cannot be used with RootJail: run without RootJail, or in a Cluster (the certificates are then kept in Redis)")
 	}
 }
 

@@ -88,7 +88,7 @@ func (b *builder) authnBlock(n *parser.Node, u []unit, kind string, t table[*aut
 		b.errorf(name.Span, "authentication %q already defined", name.Text)
 		return
 	}
-	ab := &authnBuild{a: &Authn{Pos: Locus(stmtSpan(n)), Name: name.Text, Kind: kind}, node: n}
+	ab := &authnBuild{a: &Authn{Pos: LocusOf(stmtSpan(n)), Name: name.Text, Kind: kind}, node: n}
 	// Known even when it fails, so references to it add no errors of
 	// their own (authnRef).
 	b.authns[name.Text] = ab.a

@@ -137,7 +137,7 @@ func backendNfMark(b *builder, be *Backend, _ *parser.Node, u []unit) {
 
 // newBackend is a regular backend with the dialect's defaults.
 func (b *builder) newBackend(n *parser.Node) *Backend {
-	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendRegular, Priority: 5, Weight: 1}
+	be := &Backend{Pos: LocusOf(stmtSpan(n)), Kind: BackendRegular, Priority: 5, Weight: 1}
 	if b.cfg.Dialect == DialectZproxy {
 		be.Priority = 1
 	}
@@ -149,7 +149,7 @@ func (b *builder) newBackend(n *parser.Node) *Backend {
 // containing Use is a reference to a named backend.
 func (b *builder) backend(n *parser.Node, emergency bool) *Backend {
 	for _, c := range n.Children {
-		if lower(c.Keyword) == "use" {
+		if strings.EqualFold(c.Keyword, "use") {
 			if !b.refChildrenOK(n) {
 				return nil
 			}
@@ -236,11 +236,11 @@ func globalBackend(b *builder, c *Config, n *parser.Node, u []unit) {
 	name := u[0].arg.Text
 	if old, ok := b.named[name]; ok {
 		b.errorf(stmtSpan(n), "redefinition of named backend %s", name)
-		b.followf(parser.Span(old.Pos), "original definition was here")
+		b.followf(old.Pos.Span(), "original definition was here")
 		return
 	}
 	for _, ch := range n.Children {
-		if lower(ch.Keyword) != "use" {
+		if !strings.EqualFold(ch.Keyword, "use") {
 			continue
 		}
 		if b.opts.FirstError {

@@ -62,7 +62,7 @@ func addCacheDirectives(t table[*Service]) {
 				b.errorf(u[0].arg.Span, "a cache needs at least 64k")
 				return
 			}
-			c.Size, c.Pos = v, Locus(stmtSpan(n))
+			c.Size, c.Pos = v, LocusOf(stmtSpan(n))
 		}
 	})
 	t.add("CacheMaxObject", "[nl]", func(b *builder, s *Service, n *parser.Node, u []unit) {

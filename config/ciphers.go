@@ -61,7 +61,7 @@ func (b *builder) finishTLS(l *Listener) {
 	if l.TLS == nil {
 		return
 	}
-	at := parser.Span(l.Pos)
+	at := l.Pos.Span()
 	for _, fd := range []*FileData{l.TLS.CAList, l.TLS.VerifyList} {
 		if fd != nil {
 			b.checkPEMCerts(at, fd)

@@ -167,10 +167,10 @@ func (b *builder) redisAddress(a parser.Arg, unixOK bool) bool {
 func globalCluster(b *builder, c *Config, n *parser.Node, _ []unit) {
 	if c.Cluster != nil {
 		b.errorf(stmtSpan(n), "Cluster redefined")
-		b.followf(parser.Span(c.Cluster.Pos), "original definition was here")
+		b.followf(c.Cluster.Pos.Span(), "original definition was here")
 		return
 	}
-	cl := &Cluster{Pos: Locus(stmtSpan(n)), KeyPrefix: DefaultKeyPrefix}
+	cl := &Cluster{Pos: LocusOf(stmtSpan(n)), KeyPrefix: DefaultKeyPrefix}
 	walk(b, clusterTable, nil, cl, n.Children)
 	// A Redis or Sentinel statement with a bad address was reported
 	// where it is; the section does not lack it.

@@ -85,8 +85,8 @@ func stampPos(fn func(*builder, *condCtx, *parser.Node, []unit)) func(*builder, 
 		before := len(*c.conds)
 		fn(b, c, n, u)
 		for _, x := range (*c.conds)[before:] {
-			if x.Pos.Start.Line == 0 {
-				x.Pos = Locus(stmtSpan(n))
+			if x.Pos.Line() == 0 {
+				x.Pos = LocusOf(stmtSpan(n))
 			}
 		}
 	}

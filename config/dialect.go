@@ -52,7 +52,7 @@ func findZproxy(nodes []*parser.Node, parent string) *parser.Node {
 			}
 		}
 		if n.Block {
-			if z := findZproxy(n.Children, lower(n.Keyword)); z != nil {
+			if z := findZproxy(n.Children, string(kw)); z != nil {
 				return z
 			}
 		}

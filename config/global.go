@@ -73,7 +73,7 @@ var globalTable = table[*Config]{}
 func initGlobalTable() {
 	t := globalTable
 	t.add("User", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) {
-		c.User, c.UserPos = u[0].arg.Text, Locus(u[0].arg.Span)
+		c.User, c.UserPos = u[0].arg.Text, LocusOf(u[0].arg.Span)
 	})
 	t.add("ECDHCurve", "s", func(b *builder, c *Config, _ *parser.Node, u []unit) {
 		if b.curve(u[0].arg) {
@@ -81,10 +81,10 @@ func initGlobalTable() {
 		}
 	})
 	t.add("Group", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) {
-		c.Group, c.GroupPos = u[0].arg.Text, Locus(u[0].arg.Span)
+		c.Group, c.GroupPos = u[0].arg.Text, LocusOf(u[0].arg.Span)
 	})
 	t.add("RootJail", "s", func(_ *builder, c *Config, _ *parser.Node, u []unit) {
-		c.RootJail, c.RootJailPos = u[0].arg.Text, Locus(u[0].arg.Span)
+		c.RootJail, c.RootJailPos = u[0].arg.Text, LocusOf(u[0].arg.Span)
 	})
 	t.add("Daemon", "b", func(_ *builder, c *Config, _ *parser.Node, u []unit) { c.Daemon = boolArg(u[0]) })
 	t.add("Threads", "n", func(b *builder, c *Config, _ *parser.Node, u []unit) {
@@ -344,10 +344,10 @@ func initControlTable() {
 func globalControl(b *builder, c *Config, n *parser.Node, u []unit) {
 	if c.Control != nil {
 		b.errorf(stmtSpan(n), "Control redefined")
-		b.followf(parser.Span(c.Control.Pos), "original definition was here")
+		b.followf(c.Control.Pos.Span(), "original definition was here")
 		return
 	}
-	ctl := &Control{Pos: Locus(stmtSpan(n)), Mode: 0o600}
+	ctl := &Control{Pos: LocusOf(stmtSpan(n)), Mode: 0o600}
 	switch {
 	case n.Block && len(u) > 0:
 		b.errorf(u[0].arg.Span, "extra arguments")

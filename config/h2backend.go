@@ -29,7 +29,7 @@ type GRPCHealth struct {
 
 func addHTTP2BackendDirectives(t table[*Backend]) {
 	t.add("Protocol", "[sl]", func(b *builder, be *Backend, n *parser.Node, u []unit) {
-		be.SetRare().ProtocolPos = Locus(stmtSpan(n))
+		be.SetRare().ProtocolPos = LocusOf(stmtSpan(n))
 		switch strings.ToLower(u[0].arg.Text) {
 		case "h2", "http/2":
 			be.SetRare().Protocol = ProtocolH2
@@ -42,7 +42,7 @@ func addHTTP2BackendDirectives(t table[*Backend]) {
 		}
 	})
 	t.add("GrpcHealthCheck", "[sl]?", func(_ *builder, be *Backend, n *parser.Node, u []unit) {
-		h := &GRPCHealth{Pos: Locus(stmtSpan(n))}
+		h := &GRPCHealth{Pos: LocusOf(stmtSpan(n))}
 		if len(u) == 1 {
 			h.Service = u[0].arg.Text
 		}
@@ -69,18 +69,18 @@ func (b *builder) checkHTTP2Backends(s *Service) {
 				continue
 			}
 			if be.Rare().GRPCHealth != nil && be.Rare().Protocol != ProtocolH2 {
-				b.errorf(parser.Span(be.Rare().GRPCHealth.Pos), "GrpcHealthCheck needs an HTTP/2 backend (Protocol h2)")
+				b.errorf(be.Rare().GRPCHealth.Pos.Span(), "GrpcHealthCheck needs an HTTP/2 backend (Protocol h2)")
 			}
 			if be.Rare().Protocol == ProtocolAuto && !be.HTTPS {
-				b.errorf(parser.Span(be.Rare().ProtocolPos), "Protocol auto needs an HTTPS backend: the protocol is chosen by ALPN, in the TLS handshake")
+				b.errorf(be.Rare().ProtocolPos.Span(), "Protocol auto needs an HTTPS backend: the protocol is chosen by ALPN, in the TLS handshake")
 			}
 			if first == nil {
 				first = be
 				continue
 			}
 			if be.Rare().Protocol != first.Rare().Protocol {
-				b.errorf(parser.Span(be.Pos), "service mixes backend protocols (Protocol h2, auto, http/1.1)")
-				b.followf(parser.Span(first.Pos), "the service's first backend is here")
+				b.errorf(be.Pos.Span(), "service mixes backend protocols (Protocol h2, auto, http/1.1)")
+				b.followf(first.Pos.Span(), "the service's first backend is here")
 				return
 			}
 		}

@@ -25,7 +25,7 @@ func addHeaderDirectives[T any](t table[T], hr func(T) *HeaderRules, rw func(T) 
 			return
 		}
 		if b.cfg.Dialect == DialectPound {
-			sectionSink(rw(x))(b, &Action{Pos: Locus(stmtSpan(n)), Kind: ActSetHeader, Value: u[0].arg.Text, HasVal: true})
+			sectionSink(rw(x))(b, &Action{Pos: LocusOf(stmtSpan(n)), Kind: ActSetHeader, Value: u[0].arg.Text, HasVal: true})
 			return
 		}
 		h := hr(x)
@@ -33,7 +33,7 @@ func addHeaderDirectives[T any](t table[T], hr func(T) *HeaderRules, rw func(T) 
 	}
 	del := func(b *builder, x T, n *parser.Node, p *Pattern) {
 		if b.cfg.Dialect == DialectPound {
-			sectionSink(rw(x))(b, &Action{Pos: Locus(stmtSpan(n)), Kind: ActDeleteHeader, Pattern: p})
+			sectionSink(rw(x))(b, &Action{Pos: LocusOf(stmtSpan(n)), Kind: ActDeleteHeader, Pattern: p})
 			return
 		}
 		h := hr(x)

@@ -159,7 +159,7 @@ var zproxyErrorCodes = func() map[int64]bool {
 // listener builds a ListenHTTP or ListenHTTPS block.
 func (b *builder) listener(n *parser.Node, u []unit, https bool) {
 	l := &Listener{
-		Pos:           Locus(stmtSpan(n)),
+		Pos:           LocusOf(stmtSpan(n)),
 		HTTPS:         https,
 		RewriteLoc:    1,
 		RewriteLocURL: true,

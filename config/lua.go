@@ -153,7 +153,7 @@ func globalLua(b *builder, c *Config, n *parser.Node, _ []unit) {
 		return
 	}
 	if c.Lua == nil {
-		c.Lua = &Lua{Pos: Locus(stmtSpan(n)), MemoryLimit: DefaultLuaMemoryLimit, InstructionLimit: DefaultLuaInstructionLimit}
+		c.Lua = &Lua{Pos: LocusOf(stmtSpan(n)), MemoryLimit: DefaultLuaMemoryLimit, InstructionLimit: DefaultLuaInstructionLimit}
 	}
 	walk(b, luaTable, nil, c.Lua, n.Children)
 }
@@ -199,7 +199,7 @@ func (b *builder) luaSource(n *parser.Node, u []unit) *LuaSource {
 		b.errorf(u[0].arg.Span, "can't open %s: %s", path, parser.ErrText(err))
 		return nil
 	}
-	src := &LuaSource{Pos: Locus(stmtSpan(n)), File: path, Name: LuaModuleName(path)}
+	src := &LuaSource{Pos: LocusOf(stmtSpan(n)), File: path, Name: LuaModuleName(path)}
 	if len(u) > 1 {
 		if !IsLuaName(u[1].arg.Text) {
 			b.errorf(u[1].arg.Span, "not a valid Lua variable name")
@@ -216,7 +216,7 @@ func (b *builder) luaCall(n *parser.Node, u []unit) *LuaCall {
 	if !b.luaAllowed(n) {
 		return nil
 	}
-	c := &LuaCall{Pos: Locus(stmtSpan(n)), Func: u[0].arg.Text}
+	c := &LuaCall{Pos: LocusOf(stmtSpan(n)), Func: u[0].arg.Text}
 	for _, a := range u[1:] {
 		c.Args = append(c.Args, a.arg.Text)
 	}

@@ -13,7 +13,6 @@ package config
 import (
 	"crypto/tls"
 
-	"lbd/parser"
 	"lbd/waf"
 )
 
@@ -134,14 +133,6 @@ type Timeouts struct {
 	ConnTO  Duration `json:"connto"`     // backend connect timeout
 	WSTime  Duration `json:"ws_timeout"` // idle timeout of an upgraded connection
 }
-
-// Locus is the text range of a statement (keyword to last argument, or to
-// End for a block). It marshals as Pound's FILE:L.C-L.C so runtime messages
-// (e.g. SocketFrom's "obtained address") can quote it.
-type Locus parser.Span
-
-// String formats the locus as Pound 4 does.
-func (l Locus) String() string { return parser.Span(l).String() }
 
 // Control is the control socket (Pound `Control "path"` or its block form).
 type Control struct {

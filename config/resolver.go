@@ -84,7 +84,7 @@ func (b *builder) resolverSource(r *Resolver, name string, s parser.Span) {
 func globalResolver(b *builder, c *Config, n *parser.Node, _ []unit) {
 	if c.Resolver == nil {
 		c.Resolver = DefaultResolver()
-		c.Resolver.Pos = Locus(stmtSpan(n))
+		c.Resolver.Pos = LocusOf(stmtSpan(n))
 	}
 	walk(b, resolverTable, nil, c.Resolver, n.Children)
 }

@@ -24,12 +24,12 @@ type rewriteTarget[T any] func(b *builder, x T) *Rewrites
 func addActionDirectives[T any](t table[T], sink func(b *builder, x T) actionSink, full bool) {
 	t.add("SetHeader", "s", func(b *builder, x T, n *parser.Node, u []unit) {
 		if b.headerLine(u[0].arg) {
-			sink(b, x)(b, &Action{Pos: Locus(stmtSpan(n)), Kind: ActSetHeader, Value: u[0].arg.Text, HasVal: true})
+			sink(b, x)(b, &Action{Pos: LocusOf(stmtSpan(n)), Kind: ActSetHeader, Value: u[0].arg.Text, HasVal: true})
 		}
 	})
 	t.add("DeleteHeader", "f*s", func(b *builder, x T, n *parser.Node, u []unit) {
 		if p := b.patternArgs(u, MatchRegex, true); p != nil {
-			sink(b, x)(b, &Action{Pos: Locus(stmtSpan(n)), Kind: ActDeleteHeader, Pattern: p})
+			sink(b, x)(b, &Action{Pos: LocusOf(stmtSpan(n)), Kind: ActDeleteHeader, Pattern: p})
 		}
 	}).withFlags(patternFlags...)
 	addLuaModify(t, sink)
@@ -43,7 +43,7 @@ func addActionDirectives[T any](t table[T], sink func(b *builder, x T) actionSin
 func addURLActions[T any](t table[T], sink func(b *builder, x T) actionSink) {
 	act := func(kind ActionKind) func(*builder, T, *parser.Node, []unit) {
 		return func(b *builder, x T, n *parser.Node, u []unit) {
-			a := &Action{Pos: Locus(stmtSpan(n)), Kind: kind}
+			a := &Action{Pos: LocusOf(stmtSpan(n)), Kind: kind}
 			for _, v := range u {
 				if v.code == 'f' {
 					a.Encode = true
@@ -59,7 +59,7 @@ func addURLActions[T any](t table[T], sink func(b *builder, x T) actionSink) {
 	t.add("SetQuery", "s", act(ActSetQuery))
 	t.add("DeleteQuery", "", act(ActDeleteQuery))
 	t.add("SetQueryParam", "sf?s?", func(b *builder, x T, n *parser.Node, u []unit) {
-		a := &Action{Pos: Locus(stmtSpan(n)), Kind: ActSetQueryParam, Name: u[0].arg.Text}
+		a := &Action{Pos: LocusOf(stmtSpan(n)), Kind: ActSetQueryParam, Name: u[0].arg.Text}
 		for _, v := range u[1:] {
 			if v.code == 'f' {
 				a.Encode = true
@@ -147,7 +147,7 @@ func rewriteDirective[T any](target rewriteTarget[T], icase func(b *builder, x T
 
 // rewriteRule builds the branches of one Rewrite block.
 func (b *builder) rewriteRule(n *parser.Node, t table[*rwCtx], icase bool) *Rule {
-	first := &Rule{Pos: Locus(stmtSpan(n)), Actions: []*Action{}}
+	first := &Rule{Pos: LocusOf(stmtSpan(n)), Actions: []*Action{}}
 	br := first
 	resp := t["seturl"] == nil // only request rules may change the URL
 	ctx := &rwCtx{rule: br, cond: &condCtx{conds: &br.Conds, icase: icase, resp: resp}}
@@ -156,7 +156,7 @@ func (b *builder) rewriteRule(n *parser.Node, t table[*rwCtx], icase bool) *Rule
 			if len(c.Args) > 0 {
 				b.errorf(c.Args[0].Span, "extra arguments")
 			}
-			next := &Rule{Pos: Locus(stmtSpan(c)), Actions: []*Action{}}
+			next := &Rule{Pos: LocusOf(stmtSpan(c)), Actions: []*Action{}}
 			br.Else, br = next, next
 			ctx = &rwCtx{rule: br, cond: &condCtx{conds: &br.Conds, icase: icase, resp: resp}}
 			continue

@@ -95,10 +95,10 @@ func addServiceBackends(t table[*Service]) {
 		}
 	})
 	t.add("Metrics", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
-		s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendMetrics, Priority: 1, Weight: 1})
+		s.Backends = append(s.Backends, &Backend{Pos: LocusOf(stmtSpan(n)), Kind: BackendMetrics, Priority: 1, Weight: 1})
 	})
 	t.add("Control", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
-		s.Backends = append(s.Backends, &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendControl, Priority: 1, Weight: 1})
+		s.Backends = append(s.Backends, &Backend{Pos: LocusOf(stmtSpan(n)), Kind: BackendControl, Priority: 1, Weight: 1})
 	})
 	t.add("Dashboard", "", func(b *builder, s *Service, n *parser.Node, _ []unit) {
 		s.Backends = append(s.Backends, specialBackend(n, BackendDashboard))
@@ -139,7 +139,7 @@ func addServiceBalancing(t table[*Service]) {
 
 // service builds a Service block and appends it to list.
 func (b *builder) service(n *parser.Node, u []unit, list []*Service) []*Service {
-	s := &Service{Pos: Locus(stmtSpan(n)), Backends: []*Backend{}}
+	s := &Service{Pos: LocusOf(stmtSpan(n)), Backends: []*Backend{}}
 	icase := b.cfg.IgnoreCase || serviceIgnoreCase(n)
 	ex := &serviceExtra{cond: &condCtx{conds: &s.Conditions, icase: icase}}
 	b.svcs[s] = ex
@@ -159,7 +159,7 @@ func (b *builder) service(n *parser.Node, u []unit, list []*Service) []*Service 
 func serviceIgnoreCase(n *parser.Node) bool {
 	on := false
 	for _, c := range n.Children {
-		if lower(c.Keyword) == "ignorecase" && len(c.Args) == 1 {
+		if strings.EqualFold(c.Keyword, "ignorecase") && len(c.Args) == 1 {
 			on = c.Args[0].Text == "1" || boolWords[strings.ToLower(c.Args[0].Text)]
 		}
 	}
@@ -211,7 +211,7 @@ func serviceRedirect(b *builder, s *Service, n *parser.Node, u []unit) {
 		// zproxy sends the URL as written.
 		r.URL = strings.TrimSuffix(url, "/")
 	}
-	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendRedirect, Priority: 1, Weight: 1}
+	be := &Backend{Pos: LocusOf(stmtSpan(n)), Kind: BackendRedirect, Priority: 1, Weight: 1}
 	be.SetRare().Redirect = r
 	s.Backends = append(s.Backends, be)
 }
@@ -226,7 +226,7 @@ func serviceError(b *builder, s *Service, n *parser.Node, u []unit) {
 		b.errorf(u[0].arg.Span, "unsupported status code")
 		return
 	}
-	be := &Backend{Pos: Locus(stmtSpan(n)), Kind: BackendError, Priority: 1, Weight: 1}
+	be := &Backend{Pos: LocusOf(stmtSpan(n)), Kind: BackendError, Priority: 1, Weight: 1}
 	be.SetRare().Status = int(st)
 	if len(u) > 1 {
 		if be.SetRare().Page, ok = b.errorPage(u[1].arg); !ok {

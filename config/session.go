@@ -60,10 +60,10 @@ func initSessionTable() {
 func serviceSession(b *builder, s *Service, n *parser.Node, _ []unit) {
 	if s.Session != nil {
 		b.errorf(stmtSpan(n), "Session redefined")
-		b.followf(parser.Span(s.Session.Pos), "original definition was here")
+		b.followf(s.Session.Pos.Span(), "original definition was here")
 		return
 	}
-	sb := &sessionBuild{s: &Session{Pos: Locus(stmtSpan(n)), Max: DefaultMaxSessions}}
+	sb := &sessionBuild{s: &Session{Pos: LocusOf(stmtSpan(n)), Max: DefaultMaxSessions}}
 	walk(b, sessionTable, nil, sb, n.Children)
 	if sb.bad {
 		return

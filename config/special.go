@@ -10,7 +10,7 @@ const acmePattern = `^/\.well-known/acme-challenge/(.+)`
 
 // specialBackend is a Pound 4 special backend of kind k at n.
 func specialBackend(n *parser.Node, k BackendKind) *Backend {
-	return &Backend{Pos: Locus(stmtSpan(n)), Kind: k, Priority: 1, Weight: 1}
+	return &Backend{Pos: LocusOf(stmtSpan(n)), Kind: k, Priority: 1, Weight: 1}
 }
 
 // serviceSendFile is SendFile "dir": static files from dir.
@@ -39,7 +39,7 @@ func listenerACME(b *builder, l *Listener, n *parser.Node, u []unit) {
 	be := specialBackend(n, BackendACME)
 	be.SetRare().Dir = dir
 	s := &Service{
-		Pos:        Locus(stmtSpan(n)),
+		Pos:        LocusOf(stmtSpan(n)),
 		Conditions: []*Condition{{Kind: CondURL, Pattern: pat}},
 		Backends:   []*Backend{be},
 	}

@@ -31,11 +31,11 @@ func initTunnelTables() {
 // tunnel builds a Tunnel block: a listener whose one unnamed service
 // holds the backends.
 func (b *builder) tunnel(n *parser.Node, u []unit) {
-	l := &Listener{Pos: Locus(stmtSpan(n)), Tunnel: true, RewriteLoc: 1}
+	l := &Listener{Pos: LocusOf(stmtSpan(n)), Tunnel: true, RewriteLoc: 1}
 	if len(u) > 0 {
 		l.Name = u[0].arg.Text
 	}
-	svc := &Service{Pos: Locus(stmtSpan(n)), Backends: []*Backend{}}
+	svc := &Service{Pos: LocusOf(stmtSpan(n)), Backends: []*Backend{}}
 	b.svcs[svc] = &serviceExtra{cond: &condCtx{conds: &svc.Conditions}}
 	l.Services = []*Service{svc}
 	ex := &listenerExtra{}

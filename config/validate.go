@@ -3,8 +3,6 @@ package config
 import (
 	"net"
 	"strconv"
-
-	"lbd/parser"
 )
 
 // finish runs once the whole tree is read: it resolves what depends on
@@ -63,7 +61,7 @@ func (b *builder) resolveRefs() {
 	for _, ref := range b.refs {
 		nb, ok := b.named[ref.Name]
 		if !ok {
-			b.errorf(parser.Span(ref.Pos), "named backend %s is not declared", ref.Name)
+			b.errorf(ref.Pos.Span(), "named backend %s is not declared", ref.Name)
 			continue
 		}
 		ex := b.bes[ref]
@@ -143,8 +141,8 @@ func (b *builder) checkDuplicates(list []*Backend) {
 		}
 		k := backendKey(be)
 		if first, ok := seen[k]; ok {
-			b.errorf(parser.Span(be.Pos), "duplicate backend %s", k)
-			b.followf(parser.Span(first.Pos), "original definition was here")
+			b.errorf(be.Pos.Span(), "duplicate backend %s", k)
+			b.followf(first.Pos.Span(), "original definition was here")
 			continue
 		}
 		seen[k] = be
@@ -155,7 +153,7 @@ func (b *builder) checkDuplicates(list []*Backend) {
 // (service_finalize): at most one error/metrics/control backend, not mixed
 // with others; redirects mixed with backends only warn.
 func (b *builder) checkBackendMix(s *Service) {
-	span := parser.Span(s.Pos)
+	span := s.Pos.Span()
 	if len(s.Backends)+len(s.Rare().Emergency) == 0 {
 		// zproxy answers 503 "no backend" and its tests rely on such
 		// services, so only Pound's dialect warns; after an error the
@@ -215,7 +213,7 @@ func (b *builder) zproxyPriorities(s *Service) {
 				continue
 			}
 			if be.Priority < 1 || be.Priority > 9 {
-				b.errorf(parser.Span(be.Pos), "in a RoutingPolicy service Priority is a tier from 1 to 9, not %d", be.Priority)
+				b.errorf(be.Pos.Span(), "in a RoutingPolicy service Priority is a tier from 1 to 9, not %d", be.Priority)
 			}
 		}
 	}

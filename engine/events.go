@@ -6,7 +6,6 @@ import (
 	"lbd/adminapi"
 	"lbd/config"
 	"lbd/internal/msglog"
-	"lbd/parser"
 )
 
 // The dashboard's timeline (adminapi.Events) learns of a backend going
@@ -34,15 +33,13 @@ const (
 type backendLog struct {
 	src  *serviceSource // the service's, shared
 	addr string         // the address dialled, as the timeline names it
-	file string         // where the backend is defined ("" = unknown)
-	line int
+	at   config.Point   // where the backend is defined (zero: unknown)
 }
 
 // newBackendLog is the logger of a backend dialled at addr and defined
 // at pos, for a service whose messages carry src.
 func newBackendLog(src *serviceSource, addr string, pos config.Locus) backendLog {
-	s := parser.Span(pos)
-	return backendLog{src: src, addr: addr, file: s.Start.File, line: s.Start.Line}
+	return backendLog{src: src, addr: addr, at: pos.Start()}
 }
 
 func (l backendLog) entry() logrus.FieldLogger {
@@ -50,8 +47,8 @@ func (l backendLog) entry() logrus.FieldLogger {
 		return logrus.StandardLogger()
 	}
 	where := ""
-	if l.file != "" && l.line != 0 {
-		where = msglog.ConfigPos(l.file, l.line)
+	if file, line := l.at.File(), l.at.Line(); file != "" && line != 0 {
+		where = msglog.ConfigPos(file, line)
 	}
 	f := l.src.fields()
 	f[msglog.Backend], f[msglog.Config] = l.addr, where

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sirupsen/logrus"
+
 	"lbd/adminapi"
 	"lbd/config"
+	"lbd/internal/msglog"
 	"lbd/parser"
 )
 
 func TestErrorFields(t *testing.T) {
-	at := config.Locus(parser.Span{Start: parser.Pos{File: "a.cfg", Line: 7, Col: 1}, End: parser.Pos{File: "a.cfg", Line: 9, Col: 3}})
+	at := config.LocusOf(parser.Span{Start: parser.Pos{File: "a.cfg", Line: 7, Col: 1}, End: parser.Pos{File: "a.cfg", Line: 9, Col: 3}})
 	diag := &parser.Diagnostic{Span: parser.Span{Start: parser.Pos{File: "b.cfg", Line: 2, Col: 5}}, Msg: "bad"}
 	tests := []struct {
 		name string
@@ -57,5 +60,23 @@ func TestChangeText(t *testing.T) {
 	f := (&Engine{}).changeFields(adminapi.Change{Listener: "", Service: "app", Backend: "b-80"})
 	if len(f) != 2 || f["service"] != "app" || f["backend"] != "b-80" {
 		t.Errorf("fields %v", f)
+	}
+}
+
+// TestBackendLogFields: a backend's messages name its address and the
+// file and line of its statement.
+func TestBackendLogFields(t *testing.T) {
+	log := logrus.New()
+	src := &serviceSource{service: "web", base: log}
+	at := config.LocusOf(parser.Span{Start: parser.Pos{File: "a.cfg", Line: 7, Col: 3}, End: parser.Pos{File: "a.cfg", Line: 10, Col: 5}})
+	e, ok := newBackendLog(src, "127.0.0.1:80", at).entry().(*logrus.Entry)
+	if !ok {
+		t.Fatal("not a logrus entry")
+	}
+	if e.Data[msglog.Backend] != "127.0.0.1:80" || e.Data[msglog.Config] != "a.cfg:7" || e.Data[msglog.Service] != "web" {
+		t.Errorf("fields %v", e.Data)
+	}
+	if e, _ := newBackendLog(src, "127.0.0.1:80", config.Locus{}).entry().(*logrus.Entry); e.Data[msglog.Config] != "" {
+		t.Errorf("a backend of no statement has config %q", e.Data[msglog.Config])
 	}
 }

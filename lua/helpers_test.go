@@ -69,7 +69,7 @@ func tryFixture(t testing.TB, s setup) (*fixture, error) {
 	cfg := &config.Config{Lua: l, Constants: s.consts}
 	f := &fixture{calls: map[string]*config.LuaCall{}}
 	for i, fn := range s.funcs {
-		c := &config.LuaCall{Pos: config.Locus{Start: posAt("t.cfg", i+1), End: posAt("t.cfg", i+1)}, Func: fn}
+		c := &config.LuaCall{Pos: config.LocusOf(parser.Span{Start: posAt("t.cfg", i+1), End: posAt("t.cfg", i+1)}), Func: fn}
 		f.calls[fn] = c
 		cfg.LuaCalls = append(cfg.LuaCalls, c)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"unsafe"
 )
 
 // Options controls how a configuration is read.
@@ -81,7 +82,8 @@ func (b *builder) readTop(path string) ([]byte, fs.FileInfo, string) {
 	return src, info, ""
 }
 
-// Parse parses src as if it were the file `name`.
+// Parse parses src as if it were the file `name`. src must not change
+// while Parse runs; nothing returned refers to it.
 func Parse(name string, src []byte, opts Options) (*File, Diagnostics) {
 	b := newBuilder(opts)
 	// Remember the file's identity, if it exists, so that an Include of
@@ -102,6 +104,7 @@ type builder struct {
 	stack      []frame
 	includes   []inclusion // files being read, outermost first
 	diags      Diagnostics
+	texts      texts  // the token texts of every file read (lexer.go)
 	nodeSlab   []Node // see newNode
 	argSlab    []Arg
 	childSlab  []*Node
@@ -136,8 +139,14 @@ func (b *builder) run(name string, src []byte) (*File, Diagnostics) {
 // source reads one file's lines and feeds them to the tree builder. The
 // scanner's own diagnostics (escapes, unterminated strings) are emitted
 // before those of the line they occur on, the order Pound prints them in.
+//
+// The scanner reads src in place, without a copy as a string: every
+// token's text is a copy of its own (texts), so no string outlives the
+// parse pointing into src. src must not change while it is read.
 func (b *builder) source(name string, src []byte) {
-	sc := newScanner(name, string(src))
+	sc := newScanner(name, unsafe.String(unsafe.SliceData(src), len(src)))
+	sc.texts = b.texts
+	defer func() { b.texts = sc.texts }()
 	var l lineAST
 	for sc.readLine(&l) {
 		b.diags = append(b.diags, sc.diags...)

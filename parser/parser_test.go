@@ -3,6 +3,7 @@ package parser
 import (
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // parseString parses src as t.cfg with includes confined to an empty
@@ -181,5 +182,51 @@ func TestParseAllocs(t *testing.T) {
 	})
 	if allocs > lines/10 {
 		t.Errorf("parsing %v lines allocated %v times, want under %v", lines, allocs, lines/10)
+	}
+}
+
+// TestTextsAreNotTheFile: no keyword or argument of the tree points into
+// the file's bytes, which the scanner reads in place: a configuration
+// model keeps names and addresses for as long as it runs, and a
+// substring would keep the whole file with it (issue 36). Texts written
+// more than once are one string.
+func TestTextsAreNotTheFile(t *testing.T) {
+	src := []byte("ListenHTTP\n\tAddress 127.0.0.1\n\tPort 80\n" +
+		"\tService \"a\"\n\t\tURL \"^/a\\\"b/\"\n\t\tBackEnd\n\t\t\tAddress 127.0.0.1\n\t\t\tPort 8080\n\t\tEnd\n\tEnd\nEnd\n" +
+		"Resolver\n\tConfigText\nnameserver 127.0.0.1\nEnd\nEnd\n")
+	f, d := Parse("a.cfg", src, Options{fsys: newMemFS(nil)})
+	if d.HasErrors() {
+		t.Fatal(d.Err())
+	}
+	lo, hi := uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&src[len(src)-1]))
+	inFile := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return s != "" && p >= lo && p <= hi
+	}
+	byText := map[string]string{}
+	var walk func([]*Node)
+	walk = func(nodes []*Node) {
+		for _, n := range nodes {
+			texts := []string{n.Keyword}
+			for _, a := range n.Args {
+				texts = append(texts, a.Text)
+			}
+			for _, s := range texts {
+				if inFile(s) {
+					t.Errorf("%s: %q points into the file", n.Span, s)
+				}
+				if c, ok := byText[s]; ok && unsafe.StringData(c) != unsafe.StringData(s) {
+					t.Errorf("%s: %q is a second copy", n.Span, s)
+				}
+				byText[s] = s
+			}
+			walk(n.Children)
+		}
+	}
+	walk(f.Nodes)
+	for _, want := range []string{"127.0.0.1", `^/a"b/`, "nameserver 127.0.0.1\n"} {
+		if _, ok := byText[want]; !ok {
+			t.Errorf("%q not in the tree", want)
+		}
 	}
 }

@@ -106,7 +106,7 @@ func (x *explainer) reply(status int, kind string, page []byte, why string) {
 func (x *explainer) special(svc *service.Service, why string) {
 	st := x.st
 	b := svc.Special
-	x.r.Backend = &explain.Backend{Index: 0, ID: string(b.Kind), Address: b.Pos.String(), Via: "special"}
+	x.r.Backend = &explain.Backend{Index: 0, ID: b.Kind.String(), Address: b.Pos.String(), Via: "special"}
 	switch b.Kind {
 	case config.BackendRedirect:
 		x.redirect(b.Rare().Redirect, why)
@@ -128,9 +128,9 @@ func (x *explainer) special(svc *service.Service, why string) {
 			config.BackendSuccess: "an empty 200", config.BackendDashboard: "the live dashboard",
 		}[b.Kind]
 		if what == "" {
-			what = "its " + string(b.Kind) + " page"
+			what = "its " + b.Kind.String() + " page"
 		}
-		x.r.Reply = &explain.Reply{Status: status, Kind: string(b.Kind), Why: why}
+		x.r.Reply = &explain.Reply{Status: status, Kind: b.Kind.String(), Why: why}
 		x.r.Outcome = fmt.Sprintf("service %d%s: lbd answers with %s", *x.r.Service, quoted(svc.Name), what)
 	}
 }

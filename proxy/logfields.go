@@ -252,7 +252,7 @@ func (c *conn) appendBackendName(b []byte) []byte {
 		}
 		return strconv.AppendInt(b, int64(sp.Rare().Status), 10)
 	}
-	return append(b, sp.Kind...)
+	return append(b, sp.Kind.String()...)
 }
 
 // backendConfig finds the config block of the backend that served the

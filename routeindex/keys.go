@@ -123,11 +123,16 @@ func isName(s string) bool {
 }
 
 func lower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		b[i] = fold(c)
+	for i := 0; i < len(s); i++ {
+		if fold(s[i]) != s[i] {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				b[j] = fold(b[j])
+			}
+			return string(b)
+		}
 	}
-	return string(b)
+	return s // already folded: no copy (one per service at build)
 }
 
 func fold(c byte) byte {

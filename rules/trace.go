@@ -111,7 +111,7 @@ func (st *State) traceSubject(env *Env, l *leaf, m *Message) explain.Step {
 	s := explain.Step{Test: l.describe(env)}
 	if l.src != nil {
 		s.Not = l.src.Not
-		if l.src.Pos.Start.Line > 0 {
+		if l.src.Pos.Line() > 0 {
 			s.Pos = l.src.Pos.String()
 		}
 	}

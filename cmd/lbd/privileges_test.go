@@ -9,6 +9,7 @@ import (
 
 	"lbd/config"
 	"lbd/internal/privdrop"
+	"lbd/parser"
 )
 
 func TestPrivilegesChanged(t *testing.T) {
@@ -19,7 +20,9 @@ func TestPrivilegesChanged(t *testing.T) {
 		want []string
 	}{
 		{name: "same", edit: func(*config.Config) {}},
-		{name: "only positions moved", edit: func(c *config.Config) { c.UserPos.Start.Line = 9 }},
+		{name: "only positions moved", edit: func(c *config.Config) {
+			c.UserPos = config.LocusOf(parser.Span{Start: parser.Pos{File: "a.cfg", Line: 9}})
+		}},
 		{name: "user", edit: func(c *config.Config) { c.User = "www-data" }, want: []string{"User"}},
 		{name: "group removed", edit: func(c *config.Config) { c.Group = "" }, want: []string{"Group"}},
 		{name: "all three", edit: func(c *config.Config) { *c = config.Config{} }, want: []string{"User", "Group", "RootJail"}},
