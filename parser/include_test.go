@@ -220,3 +220,21 @@ func TestParseIncludeDirDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedIncludeKeepsTexts: a file included while its includer is
+// still being read, after an earlier Include, copies its token texts
+// after everyone else's: none overwrites a text another file's tokens
+// hold (they share one set of chunks).
+func TestNestedIncludeKeepsTexts(t *testing.T) {
+	fsys := newMemFS(map[string]string{
+		"a.cfg": "User \"a-user\"\n",
+		"b.cfg": "User \"b-user-name\"\nGroup \"b-group-name\"\nInclude \"c.cfg\"\nRootJail \"/b/jail\"\n",
+		"c.cfg": "RootJail \"/c/jail\"\nControl \"/c/ctl.sock\"\n",
+	})
+	f, d := Parse("main.cfg", []byte("Include \"a.cfg\"\nInclude \"b.cfg\"\nAlive 30\n"), Options{fsys: fsys})
+	checkDiags(t, d, nil)
+	want := `User "a-user"; User "b-user-name"; Group "b-group-name"; RootJail "/c/jail"; Control "/c/ctl.sock"; RootJail "/b/jail"; Alive 30`
+	if got := render(f.Nodes); got != want {
+		t.Errorf("tree = %s\nwant   %s", got, want)
+	}
+}

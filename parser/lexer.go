@@ -81,11 +81,14 @@ type scanner struct {
 	raw       bool   // the next token is the verbatim body of ConfigText
 	buf       []byte // unescaped string text, reused across strings
 	diags     Diagnostics
-	texts     texts
+	// texts is the parse's: shared by the scanners of every file read
+	// (an Include's scanner runs while its includer's is mid-file), so
+	// that each appends after what the others have copied.
+	texts *texts
 }
 
 func newScanner(file, src string) *scanner {
-	return &scanner{file: file, src: src, line: 1}
+	return &scanner{file: file, src: src, line: 1, texts: &texts{}}
 }
 
 // texts copies token texts out of the file. A token's text is never a

@@ -145,8 +145,7 @@ func (b *builder) run(name string, src []byte) (*File, Diagnostics) {
 // parse pointing into src. src must not change while it is read.
 func (b *builder) source(name string, src []byte) {
 	sc := newScanner(name, unsafe.String(unsafe.SliceData(src), len(src)))
-	sc.texts = b.texts
-	defer func() { b.texts = sc.texts }()
+	sc.texts = &b.texts
 	var l lineAST
 	for sc.readLine(&l) {
 		b.diags = append(b.diags, sc.diags...)
