@@ -149,7 +149,7 @@ func (b *builder) newBackend(n *parser.Node) *Backend {
 // containing Use is a reference to a named backend.
 func (b *builder) backend(n *parser.Node, emergency bool) *Backend {
 	for _, c := range n.Children {
-		if strings.EqualFold(c.Keyword, "use") {
+		if keywordIs(c.Keyword, "use") {
 			if !b.refChildrenOK(n) {
 				return nil
 			}
@@ -240,7 +240,7 @@ func globalBackend(b *builder, c *Config, n *parser.Node, u []unit) {
 		return
 	}
 	for _, ch := range n.Children {
-		if !strings.EqualFold(ch.Keyword, "use") {
+		if !keywordIs(ch.Keyword, "use") {
 			continue
 		}
 		if b.opts.FirstError {

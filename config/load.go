@@ -371,6 +371,14 @@ func lowerKey(buf *[32]byte, kw string) []byte {
 	return buf[:len(kw)]
 }
 
+// keywordIs reports whether kw is the keyword lower (lower case), with
+// ASCII case folding only, as the directive tables match: strings.EqualFold
+// would also take "Uſe" for "use".
+func keywordIs(kw, lower string) bool {
+	var buf [32]byte
+	return len(kw) == len(lower) && string(lowerKey(&buf, kw)) == lower
+}
+
 // lower is an ASCII strings.ToLower that does not allocate for keywords
 // already in lower case.
 func lower(s string) string {

@@ -334,3 +334,22 @@ func TestNotImplementedIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// TestKeywordsFoldASCIIOnly: keywords match without regard to ASCII case
+// only, as Pound's do: "Uſe" (a long s, which Unicode folds to s) is an
+// unknown keyword, not Use.
+func TestKeywordsFoldASCIIOnly(t *testing.T) {
+	cases := []struct{ name, src, want string }{
+		{"Use in upper case", "Backend \"b1\"\n Address 127.0.0.1\n Port 80\nEnd\nListenHTTP\n Service\n  BackEnd\n   USE \"b1\"\n  End\n End\nEnd\n", ""},
+		{"Use with a long s", "Backend \"b1\"\n Address 127.0.0.1\n Port 80\nEnd\nListenHTTP\n Service\n  BackEnd\n   Uſe \"b1\"\n  End\n End\nEnd\n",
+			`t.cfg:8.4-7: unrecognized keyword`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := LoadBytes("t.cfg", []byte(tc.src), LoadOptions{NoDNS: true})
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

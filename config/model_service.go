@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"sync/atomic"
@@ -366,17 +365,6 @@ func (k BackendKind) String() string {
 
 // MarshalText writes the kind's name.
 func (k BackendKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
-// UnmarshalText reads a kind's name.
-func (k *BackendKind) UnmarshalText(b []byte) error {
-	for i, name := range backendKindNames {
-		if name == string(b) {
-			*k = BackendKind(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown backend kind %q", b)
-}
 
 // Backend is a BackEnd or Emergency block, a named backend, or a special
 // backend. The settings most backends leave alone (TLS, dynamic

@@ -159,7 +159,7 @@ func (b *builder) service(n *parser.Node, u []unit, list []*Service) []*Service 
 func serviceIgnoreCase(n *parser.Node) bool {
 	on := false
 	for _, c := range n.Children {
-		if strings.EqualFold(c.Keyword, "ignorecase") && len(c.Args) == 1 {
+		if keywordIs(c.Keyword, "ignorecase") && len(c.Args) == 1 {
 			on = c.Args[0].Text == "1" || boolWords[strings.ToLower(c.Args[0].Text)]
 		}
 	}
