@@ -40,7 +40,7 @@ func TestBackendKeyIsTheConcatenation(t *testing.T) {
 // TestBackendsShareTheirAddress: the backends of a build at one address
 // share its strings.
 func TestBackendsShareTheirAddress(t *testing.T) {
-	e, _ := newEngineOn(t, sizeConfig(3))
+	e, _ := newEngineOn(t, sizeConfig(3)) // the feed of cluster events is not looked at
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var first string

@@ -76,7 +76,7 @@ func TestBackendLogFields(t *testing.T) {
 	if e.Data[msglog.Backend] != "127.0.0.1:80" || e.Data[msglog.Config] != "a.cfg:7" || e.Data[msglog.Service] != "web" {
 		t.Errorf("fields %v", e.Data)
 	}
-	if e, _ := newBackendLog(src, "127.0.0.1:80", config.Locus{}).entry().(*logrus.Entry); e.Data[msglog.Config] != "" {
-		t.Errorf("a backend of no statement has config %q", e.Data[msglog.Config])
+	if e, ok := newBackendLog(src, "127.0.0.1:80", config.Locus{}).entry().(*logrus.Entry); !ok || e.Data[msglog.Config] != "" {
+		t.Errorf("a backend of no statement: entry %v", e)
 	}
 }
