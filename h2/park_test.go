@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"lbd/internal/testconn"
 	"lbd/internal/testpki"
 )
 
@@ -22,31 +23,9 @@ func shortPark(t *testing.T) {
 	t.Cleanup(func() { parkAfter, parkSoon = after, soon })
 }
 
-// splitConn writes the next write in two TCP segments with split called
-// between them.
-type splitConn struct {
-	net.Conn
-	split func()
-}
-
-func (s *splitConn) Write(p []byte) (int, error) {
-	f := s.split
-	if f == nil || len(p) < 2 {
-		return s.Conn.Write(p)
-	}
-	s.split = nil
-	n, err := s.Conn.Write(p[:len(p)/2])
-	if err != nil {
-		return n, err
-	}
-	f()
-	m, err := s.Conn.Write(p[len(p)/2:])
-	return n + m, err
-}
-
 // dialTLS serves one HTTP/2-over-TLS connection over loopback TCP (so
 // that it can be parked) and returns the raw client on it.
-func dialTLS(t *testing.T, s *Server) (*h2conn, *splitConn, *tls.Conn) {
+func dialTLS(t *testing.T, s *Server) (*h2conn, *testconn.Split, *tls.Conn) {
 	t.Helper()
 	cert, err := testpki.Issue(testpki.Spec{CommonName: "h2.test"}, nil)
 	if err != nil {
@@ -65,7 +44,7 @@ func dialTLS(t *testing.T, s *Server) (*h2conn, *splitConn, *tls.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &splitConn{Conn: nc}
+	sc := &testconn.Split{Conn: nc}
 	cl := tls.Client(sc, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
 	srv := tls.Server(sv, &tls.Config{Certificates: []tls.Certificate{cert.TLS()}, NextProtos: []string{"h2"}})
 	go cl.Handshake()
@@ -151,7 +130,7 @@ func TestParkedConnectionResumes(t *testing.T) {
 		}},
 		{"a TLS record split across segments, parked between", func(id uint32) {
 			parks := parkCount(s)
-			sc.split = func() { waitFor(t, func() bool { return parkCount(s) > parks }) }
+			sc.Between = func() { waitFor(t, func() bool { return parkCount(s) > parks }) }
 			hc.send(id, fields, "")
 		}},
 		{"a body in frames slower than the delay", func(id uint32) {

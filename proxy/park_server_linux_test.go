@@ -65,29 +65,41 @@ func TestIdleConnectionParks(t *testing.T) {
 	shortPark(t)
 	srv, addr := rawServer(t, httpBackend(t, echoPath), 30*time.Second, 30*time.Second)
 	c, br := dialRaw(t, addr)
-	send := func(s string) {
-		t.Helper()
-		if _, err := c.Write([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, step := range []struct {
-		name  string
-		parts []string
-		paths []string
-	}{
-		{"first request", []string{"GET /one HTTP/1.1\r\nHost: x\r\n\r\n"}, []string{"/one"}},
-		{"after parking", []string{"GET /two HTTP/1.1\r\nHost: x\r\n\r\n"}, []string{"/two"}},
-		{"pipelined pair", []string{"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"}, []string{"/a", "/b"}},
-		{"head in pieces", []string{"GET /slow HT", "TP/1.1\r\nHost: x\r\n\r\n"}, []string{"/slow"}},
-		{"body", []string{"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n", "abc"}, []string{"/p"}},
-	} {
+	runParkSteps(t, srv, c, br, []parkStep{
+		{name: "first request", parts: []string{"GET /one HTTP/1.1\r\nHost: x\r\n\r\n"}, paths: []string{"/one"}},
+		{name: "after parking", parts: []string{"GET /two HTTP/1.1\r\nHost: x\r\n\r\n"}, paths: []string{"/two"}},
+		{name: "pipelined pair", parts: []string{"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"}, paths: []string{"/a", "/b"}},
+		{name: "head in pieces", parts: []string{"GET /slow HT", "TP/1.1\r\nHost: x\r\n\r\n"}, paths: []string{"/slow"}},
+		{name: "body", parts: []string{"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n", "abc"}, paths: []string{"/p"}},
+	})
+}
+
+// parkStep is one request of a parking test: written in parts, 5 ms
+// apart, and answered once for each of paths (an echoPath backend);
+// before, when set, runs first.
+type parkStep struct {
+	name         string
+	parts, paths []string
+	before       func(t *testing.T)
+}
+
+// runParkSteps sends each step on c, from the second on once the
+// connection is parked, checks the answers, and that the connection ends
+// parked and still counted as open, once.
+func runParkSteps(t *testing.T, srv *Server, c net.Conn, br *bufio.Reader, steps []parkStep) {
+	t.Helper()
+	for i, step := range steps {
 		t.Run(step.name, func(t *testing.T) {
 			if i > 0 {
 				waitParked(t, srv, 1)
 			}
+			if step.before != nil {
+				step.before(t)
+			}
 			for _, p := range step.parts {
-				send(p)
+				if _, err := c.Write([]byte(p)); err != nil {
+					t.Fatal(err)
+				}
 				time.Sleep(5 * time.Millisecond)
 			}
 			for _, path := range step.paths {

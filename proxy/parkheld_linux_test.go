@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"lbd/internal/testconn"
 	"lbd/internal/testpki"
 )
 
@@ -50,36 +51,13 @@ func tlsServer(t *testing.T, client time.Duration) (*Server, string) {
 	return srv, ln.Addr().String()
 }
 
-// splitConn is a client's socket that writes the next write in two
-// TCP segments, the second after a pause: a TLS record split across
-// segments, its first part read by lbd before the rest comes.
-type splitConn struct {
-	net.Conn
-	split func() // set: split the next write, calling it between the parts
-}
-
-func (s *splitConn) Write(p []byte) (int, error) {
-	f := s.split
-	if f == nil || len(p) < 2 {
-		return s.Conn.Write(p)
-	}
-	s.split = nil
-	n, err := s.Conn.Write(p[:len(p)/2])
-	if err != nil {
-		return n, err
-	}
-	f()
-	m, err := s.Conn.Write(p[len(p)/2:])
-	return n + m, err
-}
-
-func dialTLS(t *testing.T, addr string) (*tls.Conn, *splitConn, *bufio.Reader) {
+func dialTLS(t *testing.T, addr string) (*tls.Conn, *testconn.Split, *bufio.Reader) {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &splitConn{Conn: nc}
+	sc := &testconn.Split{Conn: nc}
 	tc := tls.Client(sc, &tls.Config{InsecureSkipVerify: true, ServerName: "park.test"})
 	t.Cleanup(func() { tc.Close() })
 	if err := tc.Handshake(); err != nil {
@@ -94,49 +72,23 @@ func TestTLSConnectionParks(t *testing.T) {
 	shortPark(t)
 	srv, addr := tlsServer(t, 30*time.Second)
 	c, sc, br := dialTLS(t, addr)
-	for i, step := range []struct {
-		name  string
-		parts []string
-		split bool
-		paths []string
-	}{
+	// lbd reads the first half of the record, finds no whole record, and
+	// parks again before the rest comes.
+	splitRecord := func(t *testing.T) {
+		parks := parking.parks.Load()
+		sc.Between = func() {
+			waitFor(t, func() bool { return parking.parks.Load() > parks })
+			waitParked(t, srv, 1)
+		}
+	}
+	runParkSteps(t, srv, c, br, []parkStep{
 		{name: "first request", parts: []string{"GET /one HTTP/1.1\r\nHost: x\r\n\r\n"}, paths: []string{"/one"}},
 		{name: "after parking", parts: []string{"GET /two HTTP/1.1\r\nHost: x\r\n\r\n"}, paths: []string{"/two"}},
 		{name: "pipelined pair in one record", parts: []string{"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"}, paths: []string{"/a", "/b"}},
 		{name: "head in two records", parts: []string{"GET /slow HT", "TP/1.1\r\nHost: x\r\n\r\n"}, paths: []string{"/slow"}},
-		{name: "record split across segments, parked between", parts: []string{"GET /split HTTP/1.1\r\nHost: x\r\n\r\n"}, split: true, paths: []string{"/split"}},
+		{name: "record split across segments, parked between", parts: []string{"GET /split HTTP/1.1\r\nHost: x\r\n\r\n"}, before: splitRecord, paths: []string{"/split"}},
 		{name: "body", parts: []string{"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n", "abc"}, paths: []string{"/p"}},
-	} {
-		t.Run(step.name, func(t *testing.T) {
-			if i > 0 {
-				waitParked(t, srv, 1)
-			}
-			if step.split {
-				// lbd reads the first half, finds no whole record, and
-				// parks again before the rest comes.
-				parks := parking.parks.Load()
-				sc.split = func() {
-					waitFor(t, func() bool { return parking.parks.Load() > parks })
-					waitParked(t, srv, 1)
-				}
-			}
-			for _, p := range step.parts {
-				if _, err := c.Write([]byte(p)); err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			for _, path := range step.paths {
-				if code, body := readBody(t, br); code != 200 || !bytes.Contains([]byte(body), []byte(" "+path+" ")) {
-					t.Fatalf("got %d %q, want 200 for %s", code, body, path)
-				}
-			}
-		})
-	}
-	waitParked(t, srv, 1)
-	if n := srv.Active.Load(); n != 1 {
-		t.Fatalf("Active = %d with one parked connection, want 1", n)
-	}
+	})
 }
 
 // TestTLSParkedWithRequestWaiting: a request that is in the socket as
